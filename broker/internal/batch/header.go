@@ -1,15 +1,7 @@
-// Package batch reads, validates and patches Kafka record batches (magic 2).
-//
-// The broker stores produced batches byte-for-byte. This package is the only
-// place that knows the batch layout: it parses the 61-byte header, checks
-// structure and CRC32C before a batch is appended, and rewrites the few fields
-// the broker owns (baseOffset and partitionLeaderEpoch, outside the CRC; and
-// for LogAppendTime topics the timestamp type and maxTimestamp, with a new CRC).
 package batch
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 )
@@ -75,20 +67,6 @@ func (c Codec) String() string {
 	return fmt.Sprintf("codec(%d)", int8(c))
 }
 
-// Errors returned for malformed batches. The broker maps them to Kafka error codes.
-var (
-	ErrShort        = errors.New("batch: truncated")
-	ErrMagic        = errors.New("batch: unsupported magic (only record batch v2 is accepted)")
-	ErrCRC          = errors.New("batch: CRC32C mismatch")
-	ErrLength       = errors.New("batch: bad length")
-	ErrRecordCount  = errors.New("batch: record count does not match records")
-	ErrCorrupt      = errors.New("batch: malformed record")
-	ErrControl      = errors.New("batch: control bit set by a producer")
-	ErrCodec        = errors.New("batch: unknown compression codec")
-	ErrTooLarge     = errors.New("batch: decompressed size over limit")
-	ErrOffsetDeltas = errors.New("batch: offset deltas out of order")
-)
-
 // Header is the parsed fixed header of a v2 record batch.
 type Header struct {
 	BaseOffset           int64
@@ -150,8 +128,8 @@ func ParseHeader(b []byte) (Header, error) {
 		return h, ErrShort
 	}
 	h.Magic = int8(b[offMagic])
-	if h.Magic != 2 {
-		return h, fmt.Errorf("%w: magic %d", ErrMagic, h.Magic)
+	if err := checkMagic(h.Magic); err != nil {
+		return h, err
 	}
 	be := binary.BigEndian
 	h.BaseOffset = int64(be.Uint64(b[offBaseOffset:]))

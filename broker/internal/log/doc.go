@@ -1,0 +1,97 @@
+// Package log is one partition's durable segmented log: append, read,
+// sparse offset and time indexes, crash recovery, segment roll, retention,
+// the log start offset, fsync with group commit, and the leader-epoch cache.
+//
+// Produced record batches (magic 2) are stored byte-for-byte; the log writes
+// only baseOffset and partitionLeaderEpoch, which are outside the CRC. It
+// parses batch headers with package batch and validates nothing else on the
+// leader path: the caller validates batches before Append.
+//
+// All file access goes through a pebble vfs.FS, so tests run on an in-memory
+// FS, inject IO errors (vfs/errorfs) and simulate crashes that keep only
+// synced bytes (MemFS.CrashClone).
+//
+// # Files
+//
+// A partition directory holds:
+//
+//	00000000000000000000.log        segment: batches back to back, named by base offset (%020d)
+//	00000000000000000000.index      sparse offset index: int32 relative offset, int32 position (big endian)
+//	00000000000000000000.timeindex  time index: int64 max timestamp so far, int32 relative offset
+//	leader-epoch-checkpoint         Kafka's text format: "0", entry count, "epoch startOffset" lines
+//	log-start-offset                "0" and the log start offset (written by DeleteRecords/retention)
+//	.clean-shutdown                 present only between a clean Close and the next Open
+//
+// Offsets are contiguous: each segment starts where the previous one ends, and
+// each batch where the previous batch ends. Only the last (active) segment is
+// written. Indexes are kept in memory and written (atomically: temp file,
+// fsync, rename) when a segment rolls and at Close; they are derived data, so
+// an index that is missing, short or inconsistent is rebuilt by scanning its
+// segment. Checkpoint files are replaced atomically the same way and the
+// directory fsynced. Creating or removing a file fsyncs the directory.
+//
+// # Recovery
+//
+// Open removes leftover temp files and index files without a segment, then
+// loads segments oldest first. A segment whose index files pass the checks
+// (well-formed entries, and a walk from the last index entry to the end of
+// the file that finds whole batches with contiguous offsets ending where the
+// next segment starts) is loaded without reading its batches. The active
+// segment after an unclean shutdown (no .clean-shutdown marker), and any
+// segment whose indexes fail the checks, is scanned: every batch's length
+// bounds, magic, CRC32C and offset are checked, the file is truncated at the
+// first invalid or partial batch (logged at Warn with what was cut), any later
+// segments are deleted, and the indexes are rebuilt. The epoch cache is then
+// repaired: epochs seen in scanned batches are assigned, entries at or beyond
+// the log end offset dropped, the first entry moved to the log start offset;
+// a missing or unreadable checkpoint is rebuilt from the epochs in the
+// batches. Finally the marker is removed, so a crash before the next Close
+// forces a scan.
+//
+// Old segments are fsynced when they roll, so after a crash only the active
+// segment can hold a torn tail.
+//
+// # Durability and group commit
+//
+// Append writes the batch to the active segment (one WriteAt, into the page
+// cache) and returns; it does not fsync. A producer with acks=1/all calls Sync
+// before answering. Sync records the log end offset under a short read lock
+// and fsyncs outside every lock that appends or reads take, serialized on its
+// own mutex: callers that pile up behind a running fsync find their bytes
+// covered when it completes, or share the next one, so N concurrent
+// producers cost about two fsyncs, not N. Config.FlushNever (log.flush=never)
+// makes Sync a no-op; rolls and Close still fsync.
+//
+// A write or fsync error puts the log in a failed state: every later Append,
+// AppendFollower, Sync, roll, truncation or retention returns an error
+// wrapping ErrFailed, because after a failed fsync the kernel may have
+// dropped dirty pages and retrying would lie. Reads keep working. Reopen the
+// log (running recovery) to continue.
+//
+// # Concurrency and lock order
+//
+// Log is safe for concurrent use. Locks, always taken in this order:
+//
+//	appendMu  serializes mutations: Append, AppendFollower, MaybeRoll, Truncate,
+//	          DeleteRecords, EnforceRetention, SetConfig, Close. Held across
+//	          the roll's fsyncs (appends wait for a roll; reads and Sync do not).
+//	syncMu    serializes Sync's fsyncs; Truncate and Close take it to wait for
+//	          a running fsync.
+//	readMu    RWMutex held shared for the whole of Read, FirstBatchAtOrAfterTime,
+//	          MaxTimestampBatch and Scan; exclusive, briefly and never across
+//	          an fsync, by whoever removes segments or shrinks the published
+//	          size (retention, DeleteRecords, Truncate, Close). A read therefore
+//	          never sees a segment vanish or a file shrink under it.
+//	mu        RWMutex guarding the segment list and the state readers look at
+//	          (sizes, next offsets, in-memory indexes); never held across IO.
+//	EpochCache.writeMu, then EpochCache.mu: the epoch cache's own locks, taken
+//	          with at most appendMu and syncMu held.
+//
+// Readers snapshot a segment's file and published size under mu and then read
+// with ReadAt outside it, so they see only whole batches and never wait for an
+// fsync or an append's write. Sync takes a reference on each file it fsyncs,
+// so a segment deleted meanwhile is closed only after the fsync returns.
+//
+// The log starts no goroutines. The broker drives time-based work: MaybeRoll
+// (segment.ms) and EnforceRetention from tickers.
+package log

@@ -1,0 +1,160 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+)
+
+// Errors returned when a record cannot apply to an image.
+var (
+	ErrTopicExists    = errors.New("metadata: topic already exists")
+	ErrUnknownTopic   = errors.New("metadata: unknown topic")
+	ErrBadRecord      = errors.New("metadata: malformed record")
+	ErrPartitionCount = errors.New("metadata: partition count can only grow")
+)
+
+// Record is one change to the metadata. Exactly one field is set.
+type Record struct {
+	SetClusterID      *SetClusterID      `json:"set_cluster_id,omitempty"`
+	RegisterBroker    *Broker            `json:"register_broker,omitempty"`
+	CreateTopic       *Topic             `json:"create_topic,omitempty"`
+	DeleteTopic       *DeleteTopic       `json:"delete_topic,omitempty"`
+	AddPartitions     *AddPartitions     `json:"add_partitions,omitempty"`
+	SetTopicConfig    *SetConfig         `json:"set_topic_config,omitempty"`
+	SetBrokerConfig   *SetConfig         `json:"set_broker_config,omitempty"`
+	ChangePartition   *ChangePartition   `json:"change_partition,omitempty"`
+	AllocateProducers *AllocateProducers `json:"allocate_producers,omitempty"`
+}
+
+// SetClusterID names the cluster; it is the first record of a new cluster.
+type SetClusterID struct {
+	ID string `json:"id"`
+}
+
+// DeleteTopic removes a topic.
+type DeleteTopic struct {
+	Name string `json:"name"`
+}
+
+// AddPartitions appends partitions to a topic.
+type AddPartitions struct {
+	Topic      string      `json:"topic"`
+	Partitions []Partition `json:"partitions"`
+}
+
+// SetConfig sets (Value non-nil) or removes (Value nil) one config key of a
+// topic (Name is the topic) or of the brokers (Name "" for the cluster-wide
+// default, or a broker id).
+type SetConfig struct {
+	Name  string  `json:"name"`
+	Key   string  `json:"key"`
+	Value *string `json:"value"`
+}
+
+// ChangePartition replaces one partition's leadership and ISR.
+type ChangePartition struct {
+	Topic     string    `json:"topic"`
+	Partition int32     `json:"partition"`
+	State     Partition `json:"state"`
+}
+
+// AllocateProducers hands out the producer ids [Start, Start+Count).
+type AllocateProducers struct {
+	Start int64 `json:"start"`
+	Count int64 `json:"count"`
+}
+
+// Apply returns the image that results from applying r to im. im is not
+// modified. An error leaves nothing changed.
+func (im *Image) Apply(r Record) (*Image, error) {
+	n := im.clone()
+	n.Offset++
+	switch {
+	case r.SetClusterID != nil:
+		n.ClusterID = r.SetClusterID.ID
+	case r.RegisterBroker != nil:
+		n.Brokers[r.RegisterBroker.ID] = *r.RegisterBroker
+	case r.CreateTopic != nil:
+		t := r.CreateTopic
+		if _, ok := n.Topics[t.Name]; ok {
+			return nil, fmt.Errorf("%w: %s", ErrTopicExists, t.Name)
+		}
+		t = t.clone()
+		n.Topics[t.Name] = t
+		n.TopicsByID[t.ID] = t
+	case r.DeleteTopic != nil:
+		t, ok := n.Topics[r.DeleteTopic.Name]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, r.DeleteTopic.Name)
+		}
+		delete(n.Topics, t.Name)
+		delete(n.TopicsByID, t.ID)
+	case r.AddPartitions != nil:
+		t, err := n.topicForChange(r.AddPartitions.Topic)
+		if err != nil {
+			return nil, err
+		}
+		t.Partitions = append(t.Partitions, r.AddPartitions.Partitions...)
+	case r.SetTopicConfig != nil:
+		c := r.SetTopicConfig
+		t, err := n.topicForChange(c.Name)
+		if err != nil {
+			return nil, err
+		}
+		t.Configs = setKey(t.Configs, c.Key, c.Value)
+	case r.SetBrokerConfig != nil:
+		c := r.SetBrokerConfig
+		if c.Name != "" {
+			if _, err := strconv.ParseInt(c.Name, 10, 32); err != nil {
+				return nil, fmt.Errorf("%w: broker config name %q", ErrBadRecord, c.Name)
+			}
+		}
+		n.BrokerConfigs[c.Name] = setKey(maps.Clone(n.BrokerConfigs[c.Name]), c.Key, c.Value)
+	case r.ChangePartition != nil:
+		c := r.ChangePartition
+		t, err := n.topicForChange(c.Topic)
+		if err != nil {
+			return nil, err
+		}
+		if c.Partition < 0 || int(c.Partition) >= len(t.Partitions) {
+			return nil, fmt.Errorf("%w: %s-%d", ErrUnknownTopic, c.Topic, c.Partition)
+		}
+		t.Partitions[c.Partition] = c.State
+	case r.AllocateProducers != nil:
+		a := r.AllocateProducers
+		if a.Start < n.NextProducerID || a.Count <= 0 {
+			return nil, fmt.Errorf("%w: producer id block %d+%d below %d", ErrBadRecord, a.Start, a.Count, n.NextProducerID)
+		}
+		n.NextProducerID = a.Start + a.Count
+	default:
+		return nil, fmt.Errorf("%w: no change set", ErrBadRecord)
+	}
+	return n, nil
+}
+
+// topicForChange replaces the named topic in n with a copy that the caller
+// may modify, and returns the copy.
+func (im *Image) topicForChange(name string) (*Topic, error) {
+	t, ok := im.Topics[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTopic, name)
+	}
+	t = t.clone()
+	im.Topics[name] = t
+	im.TopicsByID[t.ID] = t
+	return t, nil
+}
+
+func setKey(m map[string]string, k string, v *string) map[string]string {
+	if v == nil {
+		delete(m, k)
+		return m
+	}
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = *v
+	return m
+}

@@ -1,0 +1,393 @@
+// Package partition keeps one partition's state above its log: the high
+// watermark, the leader epoch, the idempotent-producer table, and the fetch
+// requests waiting for new data.
+//
+// Appends happen in two steps so that one connection's pipelined produce
+// requests keep their order while many share one fsync: Append validates,
+// deduplicates and writes in request order; Commit then waits for the fsync
+// (group commit in the log) and advances the high watermark, waking fetches.
+package partition
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/runnel-io/runnel/broker/internal/batch"
+	plog "github.com/runnel-io/runnel/broker/internal/log"
+)
+
+// Errors that reject a produced batch, besides the batch and producer ones.
+var (
+	ErrRecordTooLarge   = errors.New("partition: batch larger than max.message.bytes")
+	ErrInvalidTimestamp = errors.New("partition: timestamp outside the allowed range")
+	ErrClosed           = errors.New("partition: closed")
+)
+
+// Config is the topic configuration a partition enforces.
+type Config struct {
+	Log             plog.Config
+	MaxMessageBytes int32
+	LogAppendTime   bool
+	Compacted       bool
+	// TimestampBeforeMaxMs and TimestampAfterMaxMs bound how far a CreateTime
+	// batch's timestamps may lie before or after the broker's clock.
+	TimestampBeforeMaxMs int64
+	TimestampAfterMaxMs  int64
+}
+
+// Options open a partition.
+type Options struct {
+	FS          vfs.FS
+	Dir         string
+	Topic       string
+	Index       int32
+	Config      Config
+	LeaderEpoch int32
+	Now         func() time.Time
+	Logger      *slog.Logger
+}
+
+// maxDecompressed bounds decompression when a compacted topic's batch must
+// be opened to check its keys.
+const maxDecompressed = 64 << 20
+
+const producerSnapshot = "producer-state.json"
+
+// Partition is one partition replica on this node. It is safe for
+// concurrent use.
+type Partition struct {
+	Topic string
+	Index int32
+
+	fs     vfs.FS
+	dir    string
+	log    *plog.Log
+	now    func() time.Time
+	logger *slog.Logger
+
+	// appendMu serializes Append: the producer check and the log append
+	// must be one step. Lock order: appendMu, then mu.
+	appendMu  sync.Mutex
+	producers producers
+
+	mu struct {
+		sync.Mutex
+		config      Config
+		leaderEpoch int32
+		hw          int64
+		closed      bool
+		waiters     map[chan struct{}]struct{}
+	}
+}
+
+// Open opens the partition's log (recovering it if needed) and rebuilds its
+// producer state from the last snapshot plus the log after it.
+func Open(o Options) (*Partition, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	l, err := plog.Open(plog.Options{FS: o.FS, Dir: o.Dir, Config: o.Config.Log, Now: o.Now, Logger: o.Logger})
+	if err != nil {
+		return nil, err
+	}
+	p := &Partition{
+		Topic: o.Topic, Index: o.Index,
+		fs: o.FS, dir: o.Dir, log: l, now: o.Now,
+		logger: o.Logger.With("topic", o.Topic, "partition", o.Index),
+	}
+	p.mu.config = o.Config
+	p.mu.leaderEpoch = o.LeaderEpoch
+	p.mu.waiters = map[chan struct{}]struct{}{}
+	// Everything recovered from disk was synced (or survived in the page
+	// cache), so it is visible: a single replica's high watermark is its
+	// log end offset.
+	p.mu.hw = l.LogEndOffset()
+	if err := p.loadProducers(); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// snapshot is the producer table at a log offset.
+type snapshot struct {
+	Offset    int64     `json:"offset"`
+	Producers producers `json:"producers"`
+}
+
+func (p *Partition) loadProducers() error {
+	p.producers = producers{}
+	from := p.log.LogStartOffset()
+	path := p.fs.PathJoin(p.dir, producerSnapshot)
+	if f, err := p.fs.Open(path); err == nil {
+		var s snapshot
+		err := json.NewDecoder(f).Decode(&s)
+		f.Close()
+		switch {
+		case err != nil:
+			p.logger.Warn("producer snapshot unreadable; rebuilding from the log", "err", err)
+		case s.Offset > p.log.LogEndOffset():
+			p.logger.Warn("producer snapshot is ahead of the log; rebuilding from the log", "snapshot", s.Offset, "leo", p.log.LogEndOffset())
+		default:
+			p.producers = s.Producers
+			if p.producers == nil {
+				p.producers = producers{}
+			}
+			from = max(s.Offset, from)
+		}
+		// The snapshot is only good until the log changes again.
+		if err := p.fs.Remove(path); err != nil {
+			return fmt.Errorf("partition: remove producer snapshot: %w", err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("partition: open producer snapshot: %w", err)
+	}
+	return p.log.Scan(from, func(h batch.Header) error {
+		p.producers.record(&h)
+		return nil
+	})
+}
+
+// saveProducers writes the producer table as of the log end offset, so the
+// next Open does not rescan the log.
+func (p *Partition) saveProducers() error {
+	data, err := json.Marshal(snapshot{Offset: p.log.LogEndOffset(), Producers: p.producers})
+	if err != nil {
+		return err
+	}
+	tmp := p.fs.PathJoin(p.dir, producerSnapshot+".tmp")
+	f, err := p.fs.Create(tmp, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return p.fs.Rename(tmp, p.fs.PathJoin(p.dir, producerSnapshot))
+}
+
+// SetConfig applies a changed topic configuration.
+func (p *Partition) SetConfig(c Config) {
+	p.mu.Lock()
+	p.mu.config = c
+	p.mu.Unlock()
+	p.log.SetConfig(c.Log)
+}
+
+// Config returns the partition's current configuration.
+func (p *Partition) Config() Config {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.config
+}
+
+// Log returns the partition's log.
+func (p *Partition) Log() *plog.Log { return p.log }
+
+// AppendResult says where a produced batch landed.
+type AppendResult struct {
+	BaseOffset int64
+	LastOffset int64
+	// LogAppendTime is the broker time stamped into the batch, or -1 for
+	// CreateTime topics.
+	LogAppendTime int64
+	// Duplicate is set when the batch repeated one already appended; the
+	// offsets are the original's.
+	Duplicate bool
+}
+
+// Append validates one produced batch and appends it. It does not wait for
+// the fsync: call Commit with the result for that. b is modified in place
+// (base offset, leader epoch, and for LogAppendTime topics the timestamps).
+func (p *Partition) Append(b []byte) (AppendResult, error) {
+	p.mu.Lock()
+	cfg, epoch, closed := p.mu.config, p.mu.leaderEpoch, p.mu.closed
+	p.mu.Unlock()
+	if closed {
+		return AppendResult{}, ErrClosed
+	}
+	if cfg.MaxMessageBytes > 0 && len(b) > int(cfg.MaxMessageBytes) {
+		return AppendResult{}, fmt.Errorf("%w: %d bytes > %d", ErrRecordTooLarge, len(b), cfg.MaxMessageBytes)
+	}
+	h, err := batch.Validate(b, batch.ValidateOptions{RequireKeys: cfg.Compacted, MaxDecompressed: maxDecompressed})
+	if err != nil {
+		return AppendResult{}, err
+	}
+	now := p.now().UnixMilli()
+	lat := int64(-1)
+	if cfg.LogAppendTime {
+		lat = now
+	} else if err := checkTimestamps(&h, now, cfg); err != nil {
+		return AppendResult{}, err
+	}
+
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	dup, err := p.producers.check(&h)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if dup != nil {
+		return AppendResult{BaseOffset: dup.BaseOffset, LastOffset: dup.LastOffset, LogAppendTime: lat, Duplicate: true}, nil
+	}
+	if cfg.LogAppendTime {
+		batch.SetLogAppendTime(b, now)
+		h.MaxTimestamp = now
+	}
+	res, err := p.log.Append(b, epoch)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	h.BaseOffset = res.BaseOffset
+	p.producers.record(&h)
+	if cfg.Log.FlushNever {
+		p.advanceHW(res.LastOffset + 1)
+	}
+	return AppendResult{BaseOffset: res.BaseOffset, LastOffset: res.LastOffset, LogAppendTime: lat}, nil
+}
+
+func checkTimestamps(h *batch.Header, now int64, cfg Config) error {
+	if cfg.TimestampBeforeMaxMs > 0 && h.FirstTimestamp >= 0 && now-h.FirstTimestamp > cfg.TimestampBeforeMaxMs {
+		return fmt.Errorf("%w: timestamp %d is more than message.timestamp.before.max.ms=%d before the broker's time %d",
+			ErrInvalidTimestamp, h.FirstTimestamp, cfg.TimestampBeforeMaxMs, now)
+	}
+	if cfg.TimestampAfterMaxMs > 0 && h.MaxTimestamp-now > cfg.TimestampAfterMaxMs {
+		return fmt.Errorf("%w: timestamp %d is more than message.timestamp.after.max.ms=%d after the broker's time %d",
+			ErrInvalidTimestamp, h.MaxTimestamp, cfg.TimestampAfterMaxMs, now)
+	}
+	return nil
+}
+
+// Commit makes every batch appended so far durable (one fsync shared with
+// concurrent callers) and advances the high watermark over it. With
+// log.flush=never it only advances the high watermark.
+func (p *Partition) Commit() error {
+	end := p.log.LogEndOffset()
+	if err := p.log.Sync(); err != nil {
+		return err
+	}
+	p.advanceHW(end)
+	return nil
+}
+
+func (p *Partition) advanceHW(hw int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if hw <= p.mu.hw {
+		return
+	}
+	p.mu.hw = hw
+	for ch := range p.mu.waiters {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Offsets is a snapshot of the partition's offsets.
+type Offsets struct {
+	LogStart      int64
+	HighWatermark int64
+	// LastStable is the last stable offset; it equals the high watermark
+	// until transactions land.
+	LastStable int64
+	LogEnd     int64
+	Epoch      int32
+}
+
+// Offsets returns the partition's offsets.
+func (p *Partition) Offsets() Offsets {
+	p.mu.Lock()
+	hw, epoch := p.mu.hw, p.mu.leaderEpoch
+	p.mu.Unlock()
+	return Offsets{LogStart: p.log.LogStartOffset(), HighWatermark: hw, LastStable: hw, LogEnd: p.log.LogEndOffset(), Epoch: epoch}
+}
+
+// Read appends to dst whole batches from offset up to the high watermark,
+// bounded by maxBytes (the first batch is returned whole if minOne).
+func (p *Partition) Read(dst []byte, offset int64, maxBytes int, minOne bool) ([]byte, Offsets, error) {
+	o := p.Offsets()
+	out, err := p.log.Read(dst, offset, o.HighWatermark, maxBytes, minOne)
+	return out, o, err
+}
+
+// Wait registers ch to receive a value (without blocking) whenever the high
+// watermark advances. Call Unwait when done.
+func (p *Partition) Wait(ch chan struct{}) {
+	p.mu.Lock()
+	p.mu.waiters[ch] = struct{}{}
+	p.mu.Unlock()
+}
+
+// Unwait removes a channel registered with Wait.
+func (p *Partition) Unwait(ch chan struct{}) {
+	p.mu.Lock()
+	delete(p.mu.waiters, ch)
+	p.mu.Unlock()
+}
+
+// DeleteRecords moves the log start offset to before (-1: the high
+// watermark) and returns the new log start offset.
+func (p *Partition) DeleteRecords(before int64) (int64, error) {
+	o := p.Offsets()
+	if before == -1 {
+		before = o.HighWatermark
+	}
+	if before < 0 || before > o.HighWatermark {
+		return 0, fmt.Errorf("%w: %d is outside [0, high watermark %d]", plog.ErrOffsetOutOfRange, before, o.HighWatermark)
+	}
+	if before > o.LogStart {
+		if err := p.log.DeleteRecords(before); err != nil {
+			return 0, err
+		}
+	}
+	return p.log.LogStartOffset(), nil
+}
+
+// Close saves the producer table and closes the log. It is idempotent.
+func (p *Partition) Close() error {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	p.mu.Lock()
+	if p.mu.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.mu.closed = true
+	p.mu.Unlock()
+	if err := p.log.Sync(); err != nil {
+		p.log.Close()
+		return err
+	}
+	err := p.saveProducers()
+	return errors.Join(err, p.log.Close())
+}
+
+// Delete closes the partition and removes its data.
+func (p *Partition) Delete() error {
+	p.mu.Lock()
+	p.mu.closed = true
+	p.mu.Unlock()
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	return p.log.Delete()
+}

@@ -1,0 +1,187 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/runnel-io/runnel/broker/internal/wire"
+)
+
+// preAuthMaxBytes caps a frame before the connection has sent one valid
+// request, so a stray client (an HTTP request, a port scanner) cannot make
+// the broker allocate socket.request.max.bytes.
+const preAuthMaxBytes = 512 << 10
+
+// maxInFlight bounds the requests a connection may have read but not yet
+// answered; the reader stops reading while that many wait.
+const maxInFlight = 64
+
+// conn is one client connection. A reader goroutine (serve) reads, decodes
+// and dispatches requests in order; handlers answer at once or later (a
+// produce waiting for its fsync, a fetch waiting for data); a writer
+// goroutine writes the answers in request order.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	queue  chan *request
+	done   chan struct{}
+	once   sync.Once
+	wg     sync.WaitGroup // handlers answering later
+	remote string
+}
+
+// request is one request in flight on a connection.
+type request struct {
+	hdr   wire.RequestHeader
+	kreq  kmsg.Request
+	start time.Time
+
+	resp kmsg.Response
+	// later, when set, computes the response off the reader goroutine.
+	later func() kmsg.Response
+	// noReply is set for acks=0 produces: nothing is written back.
+	noReply bool
+	ready   chan struct{}
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	return &conn{s: s, nc: nc, queue: make(chan *request, maxInFlight), done: make(chan struct{}), remote: nc.RemoteAddr().String()}
+}
+
+func (c *conn) close() {
+	c.once.Do(func() {
+		close(c.done)
+		c.nc.Close()
+	})
+}
+
+// closing is closed when the connection is going away; handlers that wait
+// select on it.
+func (c *conn) closing() <-chan struct{} { return c.done }
+
+func (c *conn) serve() {
+	m := c.s.metrics
+	m.connections.Inc()
+	m.connectionsTotal.Inc()
+	defer m.connections.Dec()
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		c.writeLoop()
+	}()
+	c.readLoop()
+	c.wg.Wait()
+	close(c.queue)
+	<-writerDone
+	c.close()
+}
+
+func (c *conn) readLoop() {
+	defer c.close()
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	limit := int32(preAuthMaxBytes)
+	for {
+		// A fresh buffer per request: decoded requests alias it.
+		frame, err := wire.ReadFrame(br, nil, limit)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				c.s.logger.Debug("closing connection", "remote", c.remote, "err", err)
+			}
+			return
+		}
+		hdr, body, err := wire.ParseRequestHeader(frame)
+		if err != nil && !errors.Is(err, wire.ErrUnsupportedVersion) {
+			c.s.logger.Debug("closing connection: bad request header", "remote", c.remote, "err", err)
+			return
+		}
+		h, ok := lookupHandler(hdr.APIKey)
+		if !ok || hdr.APIVersion < h.min || hdr.APIVersion > h.max || err != nil {
+			if hdr.APIKey == kmsg.ApiVersions.Int16() {
+				// KIP-511: answer a too-new ApiVersions in v0 form with
+				// UNSUPPORTED_VERSION and our versions, so the client retries.
+				if !c.enqueue(&request{hdr: hdr, kreq: &kmsg.ApiVersionsRequest{}, resp: apiVersionsUnsupported(), start: time.Now()}) {
+					return
+				}
+				continue
+			}
+			c.s.metrics.unsupported.Inc()
+			c.s.logger.Debug("closing connection: unsupported request", "remote", c.remote, "key", hdr.APIKey, "version", hdr.APIVersion)
+			return
+		}
+		req, err := wire.DecodeRequest(hdr, body)
+		if err != nil {
+			c.s.logger.Debug("closing connection: undecodable request", "remote", c.remote, "key", hdr.APIKey, "version", hdr.APIVersion, "err", err)
+			return
+		}
+		limit = c.s.cfg.SocketRequestMaxBytes
+		r := &request{hdr: hdr, kreq: req, start: time.Now()}
+		r.resp = h.fn(c, r)
+		if !c.enqueue(r) {
+			return
+		}
+	}
+}
+
+// enqueue hands r to the writer, starting its later step if it has one. It
+// reports false when the connection is closing.
+func (c *conn) enqueue(r *request) bool {
+	r.ready = make(chan struct{})
+	if r.later != nil {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			r.resp = r.later()
+			close(r.ready)
+		}()
+	} else {
+		close(r.ready)
+	}
+	select {
+	case c.queue <- r:
+		return true
+	case <-c.done:
+		return false
+	}
+}
+
+func (c *conn) writeLoop() {
+	var buf []byte
+	for r := range c.queue {
+		<-r.ready
+		key := kmsg.Key(r.hdr.APIKey)
+		c.s.metrics.observe(key, time.Since(r.start))
+		if r.noReply || r.resp == nil {
+			continue
+		}
+		select {
+		case <-c.done:
+			continue // drain: the reader has gone
+		default:
+		}
+		r.resp.SetVersion(r.kreq.GetVersion())
+		buf = wire.AppendResponse(buf[:0], r.hdr.CorrelationID, r.kreq, r.resp)
+		c.s.metrics.bytesOut.Add(float64(len(buf)))
+		if _, err := c.nc.Write(buf); err != nil {
+			c.close()
+			continue
+		}
+		if cap(buf) > 4<<20 {
+			buf = nil // do not pin one large fetch's buffer
+		}
+	}
+}
+
+// apiVersionsUnsupported is the v0 ApiVersions answer to a version we do not
+// know.
+func apiVersionsUnsupported() kmsg.Response {
+	resp := apiVersionsResponse()
+	resp.ErrorCode = kerr.UnsupportedVersion.Code
+	return resp
+}

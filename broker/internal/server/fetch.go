@@ -1,0 +1,181 @@
+package server
+
+// Fetch: versions 4-16 (4 is Kafka 4.0's floor). Long poll with max_wait,
+// min_bytes, max_bytes and partition_max_bytes (KIP-74: the first batch of
+// the first non-empty partition is returned whole even when larger). Topic
+// ids from v13. Both isolation levels are accepted; the last stable offset
+// equals the high watermark until transactions land. Fetch sessions
+// (KIP-227) are not kept: every response has session id 0, which tells the
+// client to send full requests. A replica id >= 0 is served like a consumer
+// until replication lands.
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/runnel-io/runnel/broker/internal/batch"
+	"github.com/runnel-io/runnel/broker/internal/partition"
+)
+
+func handleFetch(c *conn, r *request) kmsg.Response {
+	req := r.kreq.(*kmsg.FetchRequest)
+	r.later = func() kmsg.Response { return c.fetch(req) }
+	return nil
+}
+
+// fetchTarget is one requested partition this node can serve.
+type fetchTarget struct {
+	p      *partition.Partition
+	ti, pi int
+	offset int64
+	max    int32
+}
+
+func (c *conn) fetch(req *kmsg.FetchRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	if req.SessionID != 0 {
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return resp
+	}
+	im := c.s.meta.Image()
+	var targets []fetchTarget
+	for _, rt := range req.Topics {
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		name := rt.Topic
+		unknown := kerr.UnknownTopicOrPartition
+		if req.Version >= 13 {
+			unknown = kerr.UnknownTopicID
+			name = ""
+			if t := im.TopicsByID[rt.TopicID]; t != nil {
+				name = t.Name
+			}
+		}
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			p := c.s.partition(name, rp.Partition)
+			switch {
+			case p == nil:
+				sp.ErrorCode = unknown.Code
+			default:
+				if code := checkLeaderEpoch(p, rp.CurrentLeaderEpoch); code != 0 {
+					sp.ErrorCode = code
+					break
+				}
+				targets = append(targets, fetchTarget{p: p, ti: len(resp.Topics), pi: len(st.Partitions), offset: rp.FetchOffset, max: rp.PartitionMaxBytes})
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+
+	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+	var wake chan struct{}
+	for {
+		total, failed := c.readTargets(req, resp, targets)
+		if total >= int(req.MinBytes) || failed || len(targets) == 0 || !time.Now().Before(deadline) {
+			c.countFetched(resp)
+			return resp
+		}
+		if wake == nil {
+			wake = make(chan struct{}, 1)
+			for _, t := range targets {
+				t.p.Wait(wake)
+				defer t.p.Unwait(wake)
+			}
+			// Data may have arrived between the read and registering.
+			continue
+		}
+		timer := time.NewTimer(time.Until(deadline))
+		select {
+		case <-wake:
+		case <-timer.C:
+		case <-c.closing():
+		}
+		timer.Stop()
+		select {
+		case <-c.closing():
+			return resp
+		default:
+		}
+	}
+}
+
+// readTargets reads every target into resp and returns the bytes read and
+// whether any partition failed (which answers the fetch at once).
+func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget) (int, bool) {
+	budget := int(req.MaxBytes)
+	if budget <= 0 {
+		budget = 1<<31 - 1
+	}
+	total, failed := 0, false
+	for _, t := range targets {
+		sp := &resp.Topics[t.ti].Partitions[t.pi]
+		sp.Records = nil
+		max := min(int(t.max), budget-total)
+		if max <= 0 && total > 0 {
+			o := t.p.Offsets()
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = o.HighWatermark, o.LastStable, o.LogStart
+			continue
+		}
+		recs, o, err := t.p.Read(nil, t.offset, max, total == 0)
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = o.HighWatermark, o.LastStable, o.LogStart
+		if err != nil {
+			sp.ErrorCode = c.s.metrics.code(kmsg.Fetch, err)
+			failed = true
+			continue
+		}
+		sp.ErrorCode = 0
+		sp.Records = recs
+		total += len(recs)
+	}
+	return total, failed
+}
+
+func (c *conn) countFetched(resp *kmsg.FetchResponse) {
+	m := c.s.metrics
+	for _, st := range resp.Topics {
+		var bytes, records int
+		for _, sp := range st.Partitions {
+			bytes += len(sp.Records)
+			for b := sp.Records; len(b) >= batch.HeaderSize; {
+				h, err := batch.ParseHeader(b)
+				if err != nil || h.Size() > len(b) {
+					break
+				}
+				records += int(h.NumRecords)
+				b = b[h.Size():]
+			}
+		}
+		if bytes > 0 {
+			name := st.Topic
+			if name == "" {
+				if t := c.s.meta.Image().TopicsByID[st.TopicID]; t != nil {
+					name = t.Name
+				}
+			}
+			m.topicBytesOut.WithLabelValues(name).Add(float64(bytes))
+			m.topicRecordsOut.WithLabelValues(name).Add(float64(records))
+		}
+	}
+}
+
+// checkLeaderEpoch compares a client's view of the leader epoch with the
+// partition's (KIP-320): an older epoch is fenced, a newer one unknown here.
+func checkLeaderEpoch(p *partition.Partition, clientEpoch int32) int16 {
+	if clientEpoch < 0 {
+		return 0
+	}
+	epoch := p.Offsets().Epoch
+	switch {
+	case clientEpoch < epoch:
+		return kerr.FencedLeaderEpoch.Code
+	case clientEpoch > epoch:
+		return kerr.UnknownLeaderEpoch.Code
+	}
+	return 0
+}

@@ -1,0 +1,51 @@
+package server
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// handler serves one API key over a range of versions. fn returns the
+// response, or nil after setting r.later (answer off the reader goroutine)
+// or r.noReply.
+type handler struct {
+	min, max int16
+	fn       func(c *conn, r *request) kmsg.Response
+}
+
+// lookupHandler is the dispatch table: every API key the broker serves, with
+// the versions it implements and tests (see broker/COMPAT.md). The minimum
+// versions are Kafka 4.0's floor (KIP-896). A function rather than a map so
+// that the ApiVersions handler can read it without an initialization cycle.
+func lookupHandler(key int16) (handler, bool) {
+	switch kmsg.Key(key) {
+	case kmsg.Produce:
+		return handler{3, 11, handleProduce}, true
+	case kmsg.Fetch:
+		return handler{4, 16, handleFetch}, true
+	case kmsg.ListOffsets:
+		return handler{1, 8, handleListOffsets}, true
+	case kmsg.Metadata:
+		return handler{0, 12, handleMetadata}, true
+	case kmsg.ApiVersions:
+		return handler{0, 4, handleApiVersions}, true
+	case kmsg.CreateTopics:
+		return handler{2, 7, handleCreateTopics}, true
+	case kmsg.DeleteTopics:
+		return handler{1, 6, handleDeleteTopics}, true
+	case kmsg.DeleteRecords:
+		return handler{0, 2, handleDeleteRecords}, true
+	case kmsg.InitProducerID:
+		return handler{0, 5, handleInitProducerID}, true
+	case kmsg.OffsetForLeaderEpoch:
+		return handler{2, 4, handleOffsetForLeaderEpoch}, true
+	case kmsg.DescribeConfigs:
+		return handler{1, 4, handleDescribeConfigs}, true
+	case kmsg.AlterConfigs:
+		return handler{0, 2, handleAlterConfigs}, true
+	case kmsg.CreatePartitions:
+		return handler{0, 3, handleCreatePartitions}, true
+	case kmsg.IncrementalAlterConfigs:
+		return handler{0, 1, handleIncrementalAlterConfigs}, true
+	case kmsg.DescribeCluster:
+		return handler{0, 1, handleDescribeCluster}, true
+	}
+	return handler{}, false
+}

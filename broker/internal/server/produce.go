@@ -1,0 +1,94 @@
+package server
+
+// Produce: versions 3-11 (3 is Kafka 4.0's floor: record batch v2 only).
+// Each partition's records must be exactly one batch. acks 0, 1 and -1
+// (all); acks=1 and all are answered after the batch is fsynced (unless
+// log.flush=never), and acks=0 gets no response at all. Transactional
+// produces are refused until transactions land.
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/runnel-io/runnel/broker/internal/partition"
+)
+
+func handleProduce(c *conn, r *request) kmsg.Response {
+	req := r.kreq.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	m := c.s.metrics
+	var refuse *kerr.Error
+	switch {
+	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
+		refuse = kerr.InvalidRequiredAcks
+	case req.TransactionID != nil:
+		refuse = kerr.InvalidTxnState
+	}
+
+	// appended locates a partition's answer in resp, to complete it
+	// after the fsync.
+	type appended struct {
+		p      *partition.Partition
+		ti, pi int
+	}
+	var toCommit []appended
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			switch p := c.s.partition(rt.Topic, rp.Partition); {
+			case refuse != nil:
+				sp.ErrorCode = refuse.Code
+			case p == nil:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				res, err := p.Append(rp.Records)
+				if err != nil {
+					sp.ErrorCode = m.code(kmsg.Produce, err)
+					sp.ErrorMessage = errMessage(err)
+					c.s.logger.Debug("produce rejected", "topic", rt.Topic, "partition", rp.Partition, "err", err)
+					break
+				}
+				sp.BaseOffset, sp.LogAppendTime = res.BaseOffset, res.LogAppendTime
+				if !res.Duplicate {
+					m.topicBytesIn.WithLabelValues(rt.Topic).Add(float64(len(rp.Records)))
+					m.topicRecordsIn.WithLabelValues(rt.Topic).Add(float64(res.LastOffset - res.BaseOffset + 1))
+				}
+				toCommit = append(toCommit, appended{p, len(resp.Topics), len(st.Partitions)})
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	r.noReply = req.Acks == 0
+	if len(toCommit) == 0 {
+		return resp
+	}
+	r.later = func() kmsg.Response {
+		committed := map[*partition.Partition]error{}
+		for _, a := range toCommit {
+			sp := &resp.Topics[a.ti].Partitions[a.pi]
+			err, done := committed[a.p]
+			if !done {
+				start := time.Now()
+				err = a.p.Commit()
+				m.commitLatency.Observe(time.Since(start).Seconds())
+				committed[a.p] = err
+			}
+			if err != nil {
+				sp.ErrorCode = m.code(kmsg.Produce, err)
+				sp.ErrorMessage = errMessage(err)
+				sp.BaseOffset = -1
+				continue
+			}
+			sp.LogStartOffset = a.p.Offsets().LogStart
+		}
+		return resp
+	}
+	return nil
+}

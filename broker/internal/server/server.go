@@ -1,0 +1,331 @@
+// Package server is the broker's network face and node state: it accepts
+// Kafka protocol connections, dispatches each request by API key to its
+// handler (one file per key, each opening with the versions it handles), and
+// keeps the partitions this node hosts in step with the metadata image.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/runnel-io/runnel/broker/internal/configs"
+	"github.com/runnel-io/runnel/broker/internal/metadata"
+	"github.com/runnel-io/runnel/broker/internal/partition"
+)
+
+// Options configure a Server.
+type Options struct {
+	Config configs.Broker
+	// Static holds the broker settings as given (file and flags), for
+	// DescribeConfigs and for resolving topic defaults.
+	Static   map[string]string
+	FS       vfs.FS
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+	Now      func() time.Time
+}
+
+// Server is one broker node.
+type Server struct {
+	cfg     configs.Broker
+	static  map[string]string
+	fs      vfs.FS
+	logger  *slog.Logger
+	now     func() time.Time
+	meta    *metadata.Store
+	metrics *metrics
+	dataDir string
+
+	listener  net.Listener
+	advertise metadata.Broker
+
+	pids producerIDs
+
+	mu struct {
+		sync.RWMutex
+		parts  map[tp]*partition.Partition
+		conns  map[*conn]struct{}
+		closed bool
+	}
+	wg       sync.WaitGroup
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// tp names a partition.
+type tp struct {
+	topic string
+	part  int32
+}
+
+// New opens the node's data (metadata journal and every partition, with
+// recovery) and binds its listener. Serve starts accepting.
+func New(o Options) (*Server, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if len(o.Config.LogDirs) != 1 {
+		return nil, fmt.Errorf("server: exactly one log directory is supported, got %d (log.dirs)", len(o.Config.LogDirs))
+	}
+	if len(o.Config.Listeners) == 0 {
+		return nil, errors.New("server: no listener configured (listeners)")
+	}
+	s := &Server{
+		cfg:     o.Config,
+		static:  o.Static,
+		fs:      o.FS,
+		logger:  o.Logger,
+		now:     o.Now,
+		dataDir: o.Config.LogDirs[0],
+		metrics: newMetrics(o.Registry),
+		stop:    make(chan struct{}),
+	}
+	o.Registry.MustRegister(newLogCollector(s))
+	s.mu.parts = map[tp]*partition.Partition{}
+	s.mu.conns = map[*conn]struct{}{}
+	if err := o.FS.MkdirAll(s.dataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("server: create log.dirs %s: %w", s.dataDir, err)
+	}
+	meta, err := metadata.Open(o.FS, o.FS.PathJoin(s.dataDir, "__meta"), o.Logger)
+	if err != nil {
+		return nil, err
+	}
+	s.meta = meta
+	s.pids.s = s
+
+	l := o.Config.Listeners[0]
+	ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
+	if err != nil {
+		meta.Close()
+		return nil, fmt.Errorf("server: listen on %s:%d: %w (is another broker running? change listeners)", l.Host, l.Port, err)
+	}
+	s.listener = ln
+	s.advertise = s.advertised(ln.Addr().(*net.TCPAddr))
+
+	if err := s.bootstrap(); err != nil {
+		ln.Close()
+		meta.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// advertised returns this node's broker record: the advertised listener if
+// set, else the bound address (with a wildcard host replaced by localhost).
+func (s *Server) advertised(bound *net.TCPAddr) metadata.Broker {
+	b := metadata.Broker{ID: s.cfg.NodeID, Rack: s.cfg.BrokerRack, Host: bound.IP.String(), Port: int32(bound.Port)}
+	if bound.IP.IsUnspecified() {
+		b.Host = "localhost"
+	}
+	if len(s.cfg.AdvertisedListeners) > 0 {
+		a := s.cfg.AdvertisedListeners[0]
+		if a.Host != "" {
+			b.Host = a.Host
+		}
+		if a.Port != 0 {
+			b.Port = int32(a.Port)
+		}
+	}
+	return b
+}
+
+// bootstrap names a new cluster, registers this node, opens the partitions
+// the image already holds, and starts following metadata changes.
+func (s *Server) bootstrap() error {
+	ctx := context.Background()
+	im := s.meta.Image()
+	var recs []metadata.Record
+	if im.ClusterID == "" {
+		id := s.cfg.ClusterID
+		if id == "" {
+			id = newClusterID()
+		}
+		recs = append(recs, metadata.Record{SetClusterID: &metadata.SetClusterID{ID: id}})
+	} else if s.cfg.ClusterID != "" && s.cfg.ClusterID != im.ClusterID {
+		return fmt.Errorf("server: cluster.id %q does not match the data directory's cluster %q", s.cfg.ClusterID, im.ClusterID)
+	}
+	if b, ok := im.Brokers[s.cfg.NodeID]; !ok || b != s.advertise {
+		adv := s.advertise
+		recs = append(recs, metadata.Record{RegisterBroker: &adv})
+	}
+	if len(recs) > 0 {
+		if err := s.meta.Propose(ctx, recs...); err != nil {
+			return err
+		}
+	}
+	s.meta.Watch(s.reconcile)
+	// Open what the image holds; reconcile from an empty image does that.
+	var err error
+	s.reconcileErr(metadata.Empty(), s.meta.Image(), &err)
+	return err
+}
+
+func newClusterID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// Addr is the address the listener is bound to.
+func (s *Server) Addr() net.Addr { return s.listener.Addr() }
+
+// Ready reports whether the node serves requests.
+func (s *Server) Ready() bool {
+	select {
+	case <-s.stop:
+		return false
+	default:
+		return true
+	}
+}
+
+// Serve accepts connections and runs the background work (time-based
+// segment rolls, retention) until ctx ends or Close is called.
+func (s *Server) Serve(ctx context.Context) error {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.housekeeping()
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.Close()
+		case <-s.stop:
+		}
+	}()
+	for {
+		nc, err := s.listener.Accept()
+		if err != nil {
+			select {
+			case <-s.stop:
+				return nil
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("server: accept: %w", err)
+		}
+		c := s.newConn(nc)
+		s.mu.Lock()
+		if s.mu.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
+		s.mu.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.mu.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// housekeeping rolls segments by time and enforces retention.
+func (s *Server) housekeeping() {
+	rollTick := time.NewTicker(time.Second)
+	defer rollTick.Stop()
+	interval := time.Duration(s.cfg.LogRetentionCheckIntervalMs) * time.Millisecond
+	if interval <= 0 {
+		interval = 5 * time.Minute
+	}
+	retTick := time.NewTicker(interval)
+	defer retTick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-rollTick.C:
+			for _, p := range s.partitions() {
+				if err := p.Log().MaybeRoll(); err != nil {
+					s.logger.Error("segment roll failed", "topic", p.Topic, "partition", p.Index, "err", err)
+				}
+			}
+		case <-retTick.C:
+			s.enforceRetention()
+		}
+	}
+}
+
+func (s *Server) enforceRetention() {
+	for _, p := range s.partitions() {
+		n, err := p.Log().EnforceRetention()
+		if err != nil {
+			s.logger.Error("retention failed", "topic", p.Topic, "partition", p.Index, "err", err)
+			continue
+		}
+		if n > 0 {
+			s.logger.Info("retention deleted segments", "topic", p.Topic, "partition", p.Index, "segments", n)
+		}
+	}
+}
+
+func (s *Server) partitions() []*partition.Partition {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*partition.Partition, 0, len(s.mu.parts))
+	for _, p := range s.mu.parts {
+		out = append(out, p)
+	}
+	return out
+}
+
+// partition returns the named partition if this node hosts it.
+func (s *Server) partition(topic string, part int32) *partition.Partition {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.mu.parts[tp{topic, part}]
+}
+
+// Close stops accepting, closes every connection, waits for every goroutine,
+// and closes the partitions (saving producer state) and the metadata store.
+// It is idempotent.
+func (s *Server) Close() error {
+	var err error
+	s.stopOnce.Do(func() {
+		close(s.stop)
+		s.listener.Close()
+		s.mu.Lock()
+		s.mu.closed = true
+		for c := range s.mu.conns {
+			c.close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+		s.mu.Lock()
+		for k, p := range s.mu.parts {
+			err = errors.Join(err, p.Close())
+			delete(s.mu.parts, k)
+		}
+		s.mu.Unlock()
+		err = errors.Join(err, s.meta.Close())
+	})
+	return err
+}

@@ -1,0 +1,136 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/runnel-io/runnel/broker/internal/configs"
+	"github.com/runnel-io/runnel/broker/internal/metadata"
+)
+
+// topicSpec is a request to create a topic, from CreateTopics or from
+// auto-creation.
+type topicSpec struct {
+	name       string
+	partitions int32 // -1: num.partitions
+	replicas   int16 // -1: default.replication.factor
+	assignment [][]int32
+	configs    map[string]string
+}
+
+// planTopic validates spec against the image and returns the topic to
+// create. The error is a *kerr.Error wrapped with a message that says what
+// is wrong.
+func (s *Server) planTopic(im *metadata.Image, spec topicSpec) (*metadata.Topic, error) {
+	if err := configs.TopicNameError(spec.name); err != nil {
+		return nil, fmt.Errorf("%w: %v", kerr.InvalidTopicException, err)
+	}
+	if im.Topic(spec.name) != nil {
+		return nil, fmt.Errorf("%w: topic %q already exists", kerr.TopicAlreadyExists, spec.name)
+	}
+	norm, err := configs.NormalizeTopicConfigs(spec.configs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", kerr.InvalidConfig, err)
+	}
+	if _, err := configs.ResolveTopic(norm, s.layers(im)); err != nil {
+		return nil, fmt.Errorf("%w: %v", kerr.InvalidConfig, err)
+	}
+	brokers := im.BrokerIDs()
+	var parts []metadata.Partition
+	if len(spec.assignment) > 0 {
+		if spec.partitions != -1 || spec.replicas != -1 {
+			return nil, fmt.Errorf("%w: give either a replica assignment or partitions and replication factor, not both", kerr.InvalidRequest)
+		}
+		for i, replicas := range spec.assignment {
+			if err := checkReplicas(replicas, brokers); err != nil {
+				return nil, fmt.Errorf("%w: partition %d: %v", kerr.InvalidReplicaAssignment, i, err)
+			}
+			parts = append(parts, newPartition(replicas))
+		}
+	} else {
+		n, rf := spec.partitions, spec.replicas
+		if n == -1 {
+			n = s.cfg.NumPartitions
+		}
+		if rf == -1 {
+			rf = s.cfg.DefaultReplicationFactor
+		}
+		if n <= 0 {
+			return nil, fmt.Errorf("%w: partitions must be at least 1, got %d", kerr.InvalidPartitions, n)
+		}
+		if rf <= 0 || int(rf) > len(brokers) {
+			return nil, fmt.Errorf("%w: replication factor %d is not between 1 and the %d brokers available", kerr.InvalidReplicationFactor, rf, len(brokers))
+		}
+		parts = s.assign(brokers, 0, n, rf)
+	}
+	t := &metadata.Topic{Name: spec.name, Partitions: parts, Configs: norm}
+	if _, err := rand.Read(t.ID[:]); err != nil {
+		return nil, err
+	}
+	t.Internal = len(spec.name) > 2 && spec.name[:2] == "__"
+	return t, nil
+}
+
+func checkReplicas(replicas []int32, brokers []int32) error {
+	if len(replicas) == 0 {
+		return fmt.Errorf("no replicas")
+	}
+	for i, r := range replicas {
+		if !slices.Contains(brokers, r) {
+			return fmt.Errorf("broker %d is not registered", r)
+		}
+		if slices.Contains(replicas[:i], r) {
+			return fmt.Errorf("broker %d is listed twice", r)
+		}
+	}
+	return nil
+}
+
+func newPartition(replicas []int32) metadata.Partition {
+	return metadata.Partition{Leader: replicas[0], Replicas: slices.Clone(replicas), ISR: slices.Clone(replicas)}
+}
+
+// assign places partitions [first, first+n) round robin over the brokers,
+// each partition's replicas on consecutive brokers from a rotating start.
+func (s *Server) assign(brokers []int32, first, n int32, rf int16) []metadata.Partition {
+	parts := make([]metadata.Partition, 0, n)
+	for i := first; i < first+n; i++ {
+		replicas := make([]int32, rf)
+		for r := range replicas {
+			replicas[r] = brokers[(int(i)+r)%len(brokers)]
+		}
+		parts = append(parts, newPartition(replicas))
+	}
+	return parts
+}
+
+// autoCreate creates topics named in a Metadata request that do not exist,
+// with the broker's defaults, when auto.create.topics.enable is on. It
+// returns an error code per topic it could not create.
+func (s *Server) autoCreate(ctx context.Context, names []string) map[string]int16 {
+	codes := map[string]int16{}
+	for _, name := range names {
+		im := s.meta.Image()
+		if im.Topic(name) != nil {
+			continue
+		}
+		t, err := s.planTopic(im, topicSpec{name: name, partitions: -1, replicas: -1})
+		if err == nil {
+			err = s.meta.Propose(ctx, metadata.Record{CreateTopic: t})
+		}
+		if err != nil {
+			if errCode(err) == kerr.TopicAlreadyExists.Code {
+				continue // created concurrently
+			}
+			codes[name] = errCode(err)
+			s.logger.Info("auto-creating topic failed", "topic", name, "err", err)
+			continue
+		}
+		s.logger.Info("auto-created topic", "topic", name, "partitions", len(t.Partitions))
+	}
+	return codes
+}

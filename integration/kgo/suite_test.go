@@ -1,0 +1,217 @@
+package kgo
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// suitePkg is franz-go's client package; its _test.go files are the suite.
+const suitePkg = "github.com/twmb/franz-go/pkg/kgo"
+
+// allow lists the suite's tests that run against the broker, with what each
+// one leans on. All need ApiVersions, Metadata and CreateTopics/DeleteTopics
+// (topics are created with 1 to 31 partitions); franz-go producers are
+// idempotent by default, so InitProducerID too (without it the client falls
+// back to non-idempotent produce).
+var allow = []struct{ name, exercises string }{
+	{"TestPing", "ApiVersions, Metadata"},
+	{"TestIssue325", "produce, then fetch a topic added after the client started"},
+	{"TestIssue337", "fetch only the one partition asked for of two"},
+	{"TestDirectPartitionPurge", "purge and re-add a consumed topic; fetch both partitions"},
+	{"TestIssue434", "regex consume; DeleteTopics while fetching (topic IDs, UNKNOWN_TOPIC_ID)"},
+	{"TestAddRemovePartitions", "add/remove consumed partitions at given offsets"},
+	{"TestPauseIssue489", "pause/resume partitions under continuous produce (3 partitions)"},
+	{"TestPauseIssueOct2023", "pause/resume topics under continuous produce (3 topics)"},
+	{"TestIssue648", "fetch of an unknown topic reports UNKNOWN_TOPIC_OR_PARTITION, no auto-create"},
+	{"TestIssue810", "Metadata discovery for regex consumers"},
+	{"TestIssue865", "20,000 records on two topics, paused and resumed, nothing left buffered"},
+	{"TestIssueFetchLargerThanBrokerMaxReadBytes", "topic config max.message.bytes=10MiB; a 5MiB batch; fetch returns the first batch past fetch limits"},
+	{"TestPooling", "produce and fetch records with headers"},
+	{"TestHookPollStart", "produce then fetch from offset 0"},
+	{"TestConsumeMaxDecompressBatchBytes", "gzip batch of 3MiB stored as produced; fetch from a given epoch/offset"},
+	{"TestClient_Produce", "50 concurrent producers to one partition"},
+	{"TestIssue769", "InitProducerID; canceled records; slow connections"},
+	{"TestIssueProduceBrokerTooOldFailsRecords", "Produce v2 is not offered (KIP-896 floor): an 0.10 client fails its records"},
+	{"TestIssueProduceSyncManualPartitionNegativeDoesNotPanic", "produce to partition 0; invalid partition rejected client-side"},
+	{"TestIssue831", "canceled produces with a full buffer"},
+	{"TestClient_ProduceLargeMessages", "topic max.message.bytes=50KiB: the broker answers MESSAGE_TOO_LARGE"},
+}
+
+// deny lists the suite's broker-facing tests that are left out, and why.
+var deny = []struct{ name, reason string }{
+	{"TestGroupSimple", "consumer groups (JoinGroup/SyncGroup/Heartbeat/OffsetCommit), classic and KIP-848"},
+	{"TestGroupETL", "consumer groups; 500,000 records through several group members"},
+	{"TestIssue523", "consumer groups"},
+	{"TestUnknownGroupOffsetFetchPinned", "group coordinator (FindCoordinator, OffsetFetch)"},
+	{"TestIssue1034", "group coordinator: batched FindCoordinator v4"},
+	{"TestConsumeRegex", "needs an internal topic: kfake's is_internal topic config, else __consumer_offsets from the group coordinator"},
+	{"TestTxnEtl", "transactions (InitProducerID with a transactional id, AddPartitionsToTxn, EndTxn, TxnOffsetCommit, read_committed) and groups"},
+	{"Test848RegexBrokerResolves", "KIP-848 consumer groups (ConsumerGroupHeartbeat); skips itself where unsupported"},
+	{"TestShareGroup", "share groups (KIP-932): not planned; skips itself where unsupported"},
+	{"TestShareGroupETL", "share groups (KIP-932): not planned; skips itself where unsupported"},
+	{"TestShareGroupAckOnClose", "share groups (KIP-932): not planned; skips itself where unsupported"},
+	{"TestShareGroupOffsetsAdmin", "share groups (KIP-932): not planned; skips itself where unsupported"},
+	{"TestConsumeRegexShareSkipsInternal", "share groups (KIP-932): not planned; skips itself where unsupported"},
+	{"TestSCRAMAuth", "SASL/SCRAM: needs KGO_TEST_SCRAM_SEEDS (a SASL listener) and users; skips without them"},
+	{"TestSCRAMAuthBadCredentials", "SASL/SCRAM: needs KGO_TEST_SCRAM_SEEDS; skips without it"},
+	{"TestOAuthAuth", "SASL/OAUTHBEARER: needs KGO_TEST_OAUTH_SEEDS; skips without it"},
+}
+
+// goCmd is the go command of the toolchain running this test (go test puts
+// its GOROOT in the environment).
+func goCmd() string {
+	if root := os.Getenv("GOROOT"); root != "" {
+		return filepath.Join(root, "bin", "go")
+	}
+	return "go"
+}
+
+// testEvent is one line of `go test -json` (cmd/test2json).
+type testEvent struct {
+	Action string
+	Test   string
+	Output string
+}
+
+// TestFranzGoSuite runs the allow-listed tests of franz-go's kgo suite
+// against startBroker's broker and requires each of them to pass (a skip is a
+// failure: it tested nothing).
+func TestFranzGoSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the franz-go suite is an integration test; -short leaves it out")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	if dl, ok := t.Deadline(); ok {
+		ctx, cancel = context.WithDeadline(context.Background(), dl.Add(-10*time.Second))
+	}
+	defer cancel()
+
+	names := checkLists(t, ctx)
+	addr := startBroker(t)
+
+	run := "^(" + strings.Join(names, "|") + ")$"
+	innerTimeout := time.Until(mustDeadline(ctx)) - 15*time.Second
+	cmd := exec.CommandContext(ctx, goCmd(), "test", "-json", "-count=1",
+		"-timeout", innerTimeout.Round(time.Second).String(), "-run", run, suitePkg)
+	cmd.Env = append(os.Environ(), "KGO_SEEDS="+addr, "KGO_TEST_RF=1")
+	cmd.WaitDelay = 10 * time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("KGO_SEEDS=%s KGO_TEST_RF=1 go test -run '%s' %s", addr, run, suitePkg)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+
+	result := map[string]string{} // top-level test -> pass, fail or skip
+	output := map[string]*strings.Builder{}
+	var pkgOutput strings.Builder
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		var ev testEvent
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			pkgOutput.Write(sc.Bytes()) // not an event: build output
+			pkgOutput.WriteByte('\n')
+			continue
+		}
+		top, _, sub := strings.Cut(ev.Test, "/")
+		switch {
+		case ev.Test == "":
+			pkgOutput.WriteString(ev.Output)
+		case ev.Action == "output":
+			if output[top] == nil {
+				output[top] = &strings.Builder{}
+			}
+			output[top].WriteString(ev.Output)
+		case !sub && (ev.Action == "pass" || ev.Action == "fail" || ev.Action == "skip"):
+			result[top] = ev.Action
+		}
+	}
+	waitErr := cmd.Wait()
+	t.Logf("franz-go suite ran in %s", time.Since(start).Round(time.Second))
+
+	for _, name := range names {
+		switch result[name] {
+		case "pass":
+			t.Logf("pass: %s", name)
+		case "":
+			t.Errorf("%s did not finish (suite: %v, context: %v)", name, waitErr, ctx.Err())
+		default:
+			t.Errorf("%s: %s", name, result[name])
+		}
+		if result[name] != "pass" && output[name] != nil {
+			t.Logf("output of %s:\n%s", name, output[name])
+		}
+	}
+	if waitErr != nil && !t.Failed() {
+		t.Errorf("franz-go suite: %v", waitErr)
+	}
+	if t.Failed() {
+		t.Logf("suite output outside tests:\n%s\nstderr:\n%s", pkgOutput.String(), stderr.Bytes())
+	}
+}
+
+// checkLists checks that allow and deny are disjoint and name tests the suite
+// has, and returns the allow-listed names.
+func checkLists(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, goCmd(), "test", "-list", ".", suitePkg)
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("go test -list . %s: %v\n%s%s", suitePkg, err, out, stderr)
+	}
+	have := map[string]bool{}
+	for line := range strings.Lines(string(out)) {
+		have[strings.TrimSpace(line)] = true
+	}
+	valid := regexp.MustCompile(`^Test\w+$`)
+	var names []string
+	denied := map[string]bool{}
+	for _, d := range deny {
+		denied[d.name] = true
+		if !have[d.name] {
+			t.Errorf("deny-list entry %s is not in the suite (renamed or removed upstream?)", d.name)
+		}
+	}
+	for _, a := range allow {
+		switch {
+		case !valid.MatchString(a.name):
+			t.Errorf("allow-list entry %q is not a test name", a.name)
+		case denied[a.name]:
+			t.Errorf("%s is on both the allow and the deny list", a.name)
+		case !have[a.name]:
+			t.Errorf("allow-list entry %s is not in the suite (renamed or removed upstream?)", a.name)
+		}
+		names = append(names, a.name)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	slices.Sort(names)
+	return names
+}
+
+func mustDeadline(ctx context.Context) time.Time {
+	dl, _ := ctx.Deadline()
+	return dl
+}
