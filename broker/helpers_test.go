@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -202,8 +203,8 @@ type rec struct {
 
 func recs(values ...string) []rec {
 	var out []rec
-	for _, v := range values {
-		out = append(out, rec{key: []byte("k-" + v), value: []byte(v)})
+	for i, v := range values {
+		out = append(out, rec{key: []byte("k" + strconv.Itoa(i)), value: []byte(v)})
 	}
 	return out
 }
@@ -348,7 +349,7 @@ func (rc *rawConn) readAll(topic string, part int32, from int64) []storedRecord 
 		if sp.ErrorCode != 0 {
 			rc.t.Fatalf("fetch %s-%d at %d: %v", topic, part, from, kerr.ErrorForCode(sp.ErrorCode))
 		}
-		got := parseBatches(rc.t, sp.Records)
+		got := parseBatches(rc.t, sp.RecordBatches)
 		for _, r := range got {
 			if r.Offset >= from {
 				out = append(out, r)

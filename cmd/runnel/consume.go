@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -146,6 +147,10 @@ func runConsume(cmd *cobra.Command, g *globals, topic string, f *consumeFlags) e
 		// Control records (transaction markers) are not printed, but
 		// they move the position, so the end of a partition is seen.
 		kgo.KeepControlRecords(),
+		// Kafka's fetch.max.wait.ms default. franz-go's 5s would hold a
+		// partition that joins late (e.g. after loading its committed
+		// offset) behind an empty fetch of the others for that long.
+		kgo.FetchMaxWait(500 * time.Millisecond),
 	}
 	if readCommitted {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))

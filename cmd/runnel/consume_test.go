@@ -45,6 +45,8 @@ func TestProduceConsumeRoundTrip(t *testing.T) {
 	wantHeaders := []jsonHeader{{Key: "src", Value: str("cli")}, {Key: "trace", Value: str("a=b")}}
 	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
 		t.Run(codec, func(t *testing.T) {
+			t.Parallel()
+			c := &cli{t: t, addr: c.addr}
 			topic := "rt-" + codec
 			c.ok("", "topic", "create", topic, "-p", "1")
 			_, stderr, err := c.run(input, "produce", topic, "-K", ":", "-H", "src=cli", "-H", "trace=a=b", "--compression", codec)
@@ -360,7 +362,7 @@ func TestProduceErrors(t *testing.T) {
 func TestProduceLargeFile(t *testing.T) {
 	c := newCLI(t)
 	c.ok("", "topic", "create", "big", "-p", "4")
-	const n = 20000
+	const n = 10000
 	var b strings.Builder
 	for i := range n {
 		fmt.Fprintf(&b, "key-%d:%s\n", i, strings.Repeat("x", i%300))

@@ -109,7 +109,7 @@ func runPerfProduce(cmd *cobra.Command, g *globals, f *perfProduceFlags) error {
 	// The embedded context is set once: franz-go may still watch a
 	// record's context after its promise ran, so it must never change.
 	pool := sync.Pool{New: func() any { return &perfRecord{Context: ctx} }}
-	stats := newPerfStats(f.numRecords, time.Now())
+	stats := newPerfStats(f.numRecords, maxLatencySamples, time.Now())
 	var (
 		firstErr atomic.Pointer[error]
 		failed   atomic.Bool
@@ -228,7 +228,7 @@ func runPerfConsume(cmd *cobra.Command, g *globals, f *perfConsumeFlags) error {
 	default:
 		return fmt.Errorf("--from %q: want beginning or end", f.from)
 	}
-	opts := []kgo.Opt{kgo.ConsumeTopics(f.topic), kgo.ConsumeResetOffset(reset)}
+	opts := []kgo.Opt{kgo.ConsumeTopics(f.topic), kgo.ConsumeResetOffset(reset), kgo.FetchMaxWait(500 * time.Millisecond)}
 	if f.group != "" {
 		opts = append(opts, kgo.ConsumerGroup(f.group))
 	}
@@ -243,7 +243,7 @@ func runPerfConsume(cmd *cobra.Command, g *globals, f *perfConsumeFlags) error {
 	}
 
 	start := time.Now()
-	stats := newPerfStats(0, start)
+	stats := newPerfStats(0, 1, start)
 	prog := startProgress(cmd.ErrOrStderr(), stats, "consumed", false, f.interval)
 	defer prog.stop()
 	var firstRecord time.Time

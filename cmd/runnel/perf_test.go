@@ -2,6 +2,7 @@ package main
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -81,7 +82,7 @@ func TestPerfFlagErrors(t *testing.T) {
 
 func TestPerfStats(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	s := newPerfStats(1000, t0)
+	s := newPerfStats(1000, maxLatencySamples, t0)
 	for i := 1; i <= 1000; i++ {
 		s.record(1<<10, time.Duration(i)*time.Millisecond)
 	}
@@ -95,13 +96,13 @@ func TestPerfStats(t *testing.T) {
 		t.Error("takeWindow did not start a new window")
 	}
 
-	// Past maxLatencySamples only every stride-th latency is kept.
-	s = newPerfStats(3*maxLatencySamples, t0)
-	for range 3 * maxLatencySamples {
-		s.record(1, time.Millisecond)
+	// Past maxSamples only every stride-th latency is kept: here 1, 4, 7, 10.
+	s = newPerfStats(10, 4, t0)
+	for i := 1; i <= 10; i++ {
+		s.record(1, time.Duration(i))
 	}
-	if n := len(s.mu.samples); n != maxLatencySamples {
-		t.Errorf("kept %d samples, want %d", n, maxLatencySamples)
+	if want := []time.Duration{1, 4, 7, 10}; !slices.Equal(s.mu.samples, want) {
+		t.Errorf("kept samples %v, want %v", s.mu.samples, want)
 	}
 }
 

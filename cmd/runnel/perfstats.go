@@ -37,10 +37,12 @@ type window struct {
 	latMax  time.Duration
 }
 
-func newPerfStats(expected int64, now time.Time) *perfStats {
-	s := &perfStats{start: now, stride: max(1, expected/maxLatencySamples)}
+// newPerfStats returns stats for a run of expected records that keeps at
+// most maxSamples latencies (maxLatencySamples outside tests).
+func newPerfStats(expected, maxSamples int64, now time.Time) *perfStats {
+	s := &perfStats{start: now, stride: max(1, (expected+maxSamples-1)/maxSamples)}
 	s.mu.total.start, s.mu.win.start = now, now
-	s.mu.samples = make([]time.Duration, 0, min(expected, maxLatencySamples)+1)
+	s.mu.samples = make([]time.Duration, 0, min(expected, maxSamples))
 	return s
 }
 

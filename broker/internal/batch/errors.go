@@ -40,6 +40,8 @@ import (
 //	ErrOffsetDeltas  INVALID_RECORD (87)          record offset deltas not 0,1,2...
 //	ErrCorrupt       INVALID_RECORD (87)          DefaultRecord.readFrom "Found invalid
 //	                                              record structure" and friends
+//	ErrBaseOffset    INVALID_RECORD (87)          "The baseOffset of the record batch in the
+//	                                              append to ... should be 0" (UnifiedLog)
 //	ErrSequence      INVALID_RECORD (87)          "Invalid sequence number" (producer id set,
 //	                                              base sequence < 0)
 //	ErrNoKey         INVALID_RECORD (87)          "Compacted topic cannot accept message
@@ -66,6 +68,7 @@ var (
 	ErrCodec        = errors.New("batch: unknown compression codec")
 	ErrTooLarge     = errors.New("batch: decompressed size over limit")
 	ErrOffsetDeltas = errors.New("batch: offset deltas out of order")
+	ErrBaseOffset   = errors.New("batch: produced batch with a base offset other than 0")
 	ErrSequence     = errors.New("batch: producer id without a base sequence")
 	ErrNoKey        = errors.New("batch: record without a key for a compacted topic")
 	ErrDecompress   = errors.New("batch: records do not decompress")

@@ -40,8 +40,9 @@ type ValidateOptions struct {
 //   - control bit only with AllowControl (ErrControl);
 //   - NumRecords > 0 and LastOffsetDelta == NumRecords-1 (ErrRecordCount);
 //     with Stored, 0 <= NumRecords <= LastOffsetDelta+1;
-//   - a batch with a producer id has BaseSequence >= 0 (ErrSequence), as
-//     Kafka checks for client batches; not checked with Stored;
+//   - BaseOffset 0 (ErrBaseOffset) and, for a batch with a producer id,
+//     BaseSequence >= 0 (ErrSequence), as Kafka checks for client batches;
+//     neither is checked with Stored;
 //   - when the records are uncompressed, or RequireKeys is set: every record
 //     walked with exact bounds (ErrCorrupt), exactly NumRecords of them and no
 //     bytes after (ErrRecordCount), offset deltas 0, 1, 2, ... (increasing
@@ -72,8 +73,13 @@ func Validate(b []byte, opts ValidateOptions) (Header, error) {
 	if err := checkCounts(&h, opts.Stored); err != nil {
 		return h, err
 	}
-	if !opts.Stored && h.HasProducerID() && h.BaseSequence < 0 {
-		return h, fmt.Errorf("%w: producer id %d, base sequence %d", ErrSequence, h.ProducerID, h.BaseSequence)
+	if !opts.Stored {
+		if h.BaseOffset != 0 {
+			return h, fmt.Errorf("%w: %d", ErrBaseOffset, h.BaseOffset)
+		}
+		if h.HasProducerID() && h.BaseSequence < 0 {
+			return h, fmt.Errorf("%w: producer id %d, base sequence %d", ErrSequence, h.ProducerID, h.BaseSequence)
+		}
 	}
 
 	data := b[HeaderSize:]

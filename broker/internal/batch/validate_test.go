@@ -89,6 +89,8 @@ func TestValidateErrors(t *testing.T) {
 		{name: "count says more, delta agrees", batch: header(func(rb *kmsg.RecordBatch) { rb.NumRecords++; rb.LastOffsetDelta++ }), want: batch.ErrRecordCount},
 		{name: "count says fewer, delta agrees", batch: header(func(rb *kmsg.RecordBatch) { rb.NumRecords--; rb.LastOffsetDelta-- }), want: batch.ErrRecordCount},
 		{name: "count beyond bytes", batch: header(func(rb *kmsg.RecordBatch) { rb.NumRecords, rb.LastOffsetDelta = 1<<30, 1<<30-1 }), want: batch.ErrRecordCount},
+		{name: "base offset not 0", batch: header(func(rb *kmsg.RecordBatch) { rb.FirstOffset = 5 }), want: batch.ErrBaseOffset},
+		{name: "stored: base offset", batch: header(func(rb *kmsg.RecordBatch) { rb.FirstOffset = 5 }), opts: batch.ValidateOptions{Stored: true}},
 		{name: "idempotent without sequence", batch: header(func(rb *kmsg.RecordBatch) { rb.ProducerID, rb.ProducerEpoch = 7, 0 }), want: batch.ErrSequence},
 		{name: "offset delta skips", batch: func(tb testing.TB) []byte {
 			recs := numbered(sampleRecords())
@@ -235,7 +237,8 @@ func TestPatchedBatchStaysValid(t *testing.T) {
 			})
 			batch.SetBaseOffset(b, 1_000_000)
 			batch.SetPartitionLeaderEpoch(b, 17)
-			h, err := batch.Validate(b, batch.ValidateOptions{RequireKeys: true})
+			stored := batch.ValidateOptions{RequireKeys: true, Stored: true}
+			h, err := batch.Validate(b, stored)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -247,7 +250,7 @@ func TestPatchedBatchStaysValid(t *testing.T) {
 			}
 
 			batch.SetLogAppendTime(b, 1_800_000_000_000)
-			h, err = batch.Validate(b, batch.ValidateOptions{RequireKeys: true})
+			h, err = batch.Validate(b, stored)
 			if err != nil {
 				t.Fatalf("after SetLogAppendTime: %v", err)
 			}

@@ -72,6 +72,20 @@
 // paths report the first problem; operator paths (LoadFile, ParseBroker)
 // report all of them joined.
 //
+// # Files
+//
+//	def.go         Def, Type, validators, Normalize, sentinel errors
+//	table.go       table plumbing: lookups, synonym chains, did-you-mean
+//	topic_defs.go  the topic table
+//	broker_defs.go the broker table
+//	topic.go       Topic, ResolveTopic, NormalizeTopicConfigs
+//	broker.go      BrokerLayers, Broker, ResolveBroker, dynamic-update checks
+//	listeners.go   listeners, security protocol map, quorum voters
+//	describe.go    DescribeConfigs entries
+//	file.go        LoadFile: YAML and .properties
+//	flags.go       RegisterFlags
+//	topicname.go   TopicNameError
+//
 // Everything here is pure and safe for concurrent use: the tables are
 // built once at package initialization and never modified.
 package configs

@@ -277,7 +277,7 @@ func (l *Log) loadIndexes(s *segment, expectNext int64) (bool, error) {
 	if rel, pos, ok := s.offIdx.last(); ok {
 		startPos, next = int64(pos), s.base+int64(rel)
 	}
-	tailMax, tailMaxOffset := int64(-1), int64(-1)
+	tailMax := int64(-1)
 	w := newWalker(s.file.f, startPos, fileSize)
 	defer w.release()
 	for {
@@ -295,25 +295,29 @@ func (l *Log) loadIndexes(s *segment, expectNext int64) (bool, error) {
 			return reject("segment tail does not match the offset index",
 				fmt.Errorf("batch at position %d has offset %d, expected %d", pos, h.BaseOffset, next))
 		}
-		if h.MaxTimestamp > tailMax {
-			tailMax, tailMaxOffset = h.MaxTimestamp, h.BaseOffset
-		}
+		tailMax = max(tailMax, h.MaxTimestamp)
 		next = h.LastOffset() + 1
 	}
 	if expectNext >= 0 && next != expectNext {
 		return reject("segment does not end where the next one starts",
 			fmt.Errorf("ends at offset %d, next segment starts at %d", next, expectNext))
 	}
-	if _, rel, ok := s.timeIdx.last(); ok && s.base+int64(rel) >= next {
+	lastTs, lastRel, haveTs := s.timeIdx.last()
+	if haveTs && s.base+int64(lastRel) >= next {
 		return reject("time index points past the segment", nil)
+	}
+	// The last time-index entry is written at roll/Close with the segment's
+	// largest timestamp, so no batch in the tail can exceed it.
+	if !haveTs {
+		lastTs = -1
+	}
+	if tailMax > lastTs {
+		return reject("time index does not hold the segment's largest timestamp", nil)
 	}
 	s.size, s.next = fileSize, next
 	s.bytesSinceIdx = fileSize - startPos
 	if ts, rel, ok := s.timeIdx.last(); ok {
 		s.maxTs, s.maxTsOffset, s.idxTs = ts, s.base+int64(rel), ts
-	}
-	if tailMax > s.maxTs {
-		s.maxTs, s.maxTsOffset = tailMax, tailMaxOffset
 	}
 	return true, nil
 }

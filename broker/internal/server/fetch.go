@@ -115,7 +115,7 @@ func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, tar
 	total, failed := 0, false
 	for _, t := range targets {
 		sp := &resp.Topics[t.ti].Partitions[t.pi]
-		sp.Records = nil
+		sp.RecordBatches = nil
 		max := min(int(t.max), budget-total)
 		if max <= 0 && total > 0 {
 			o := t.p.Offsets()
@@ -130,7 +130,7 @@ func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, tar
 			continue
 		}
 		sp.ErrorCode = 0
-		sp.Records = recs
+		sp.RecordBatches = recs
 		total += len(recs)
 	}
 	return total, failed
@@ -141,8 +141,8 @@ func (c *conn) countFetched(resp *kmsg.FetchResponse) {
 	for _, st := range resp.Topics {
 		var bytes, records int
 		for _, sp := range st.Partitions {
-			bytes += len(sp.Records)
-			for b := sp.Records; len(b) >= batch.HeaderSize; {
+			bytes += len(sp.RecordBatches)
+			for b := sp.RecordBatches; len(b) >= batch.HeaderSize; {
 				h, err := batch.ParseHeader(b)
 				if err != nil || h.Size() > len(b) {
 					break

@@ -51,7 +51,7 @@ func handleMetadata(c *conn, r *request) kmsg.Response {
 	cluster := im.ClusterID
 	resp.ClusterID = &cluster
 	resp.ControllerID = s.cfg.NodeID
-	resp.ClusterAuthorizedOperations = authorizedOperationsOmitted
+	resp.AuthorizedOperations = authorizedOperationsOmitted
 
 	// All topics: a null list, or in v0 an empty one.
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
@@ -73,7 +73,7 @@ func handleMetadata(c *conn, r *request) kmsg.Response {
 		}
 		st := kmsg.NewMetadataResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		st.TopicAuthorizedOperations = authorizedOperationsOmitted
+		st.AuthorizedOperations = authorizedOperationsOmitted
 		st.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		if rt.Topic == nil {
 			st.ErrorCode = kerr.UnknownTopicID.Code
@@ -91,7 +91,7 @@ func metadataTopic(t *metadata.Topic, version int16) kmsg.MetadataResponseTopic 
 	st.Topic = &name
 	st.TopicID = t.ID
 	st.IsInternal = t.Internal
-	st.TopicAuthorizedOperations = authorizedOperationsOmitted
+	st.AuthorizedOperations = authorizedOperationsOmitted
 	for i, p := range t.Partitions {
 		sp := kmsg.NewMetadataResponseTopicPartition()
 		sp.Partition = int32(i)

@@ -36,7 +36,7 @@ func ReadFrame(r io.Reader, buf []byte, maxSize int32) ([]byte, error) {
 	if _, err := io.ReadFull(r, buf[:4]); err != nil {
 		return nil, err
 	}
-	size := int32(binary.BigEndian.Uint32(buf))
+	size := int32(binary.BigEndian.Uint32(buf[:4]))
 	switch {
 	case size < 0:
 		return nil, fmt.Errorf("%w: %d", ErrNegativeSize, size)

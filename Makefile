@@ -1,0 +1,86 @@
+# Runnel. The two commands: `make demo` and `make test` (everything CI runs).
+# `make help` lists the rest. Variables in CAPITALS can be set on the command
+# line, e.g. `make fuzz FUZZTIME=30m` or `make bench BENCH_PKGS=./bench/...`.
+
+# The machines start on an older Go; the module needs this one, which the go
+# command fetches through the module proxy on first use.
+export GOTOOLCHAIN := go1.27.3
+
+GO ?= go
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+
+BIN := bin
+RUNNEL := $(BIN)/runnel
+
+UNIT_TIMEOUT ?= 15m
+INTEGRATION_TIMEOUT ?= 20m
+FUZZTIME ?= 5m
+FUZZTIME_SHORT ?= 10s
+BENCH_PKGS ?= ./...
+BENCHTIME ?= 200ms
+DEMO_DIR ?= .data/demo
+DEMO_PORT ?= 9092
+DEMO_HTTP ?= 9644
+
+# Unit tests are every package outside integration/ (listed in the recipe:
+# make's $(shell) does not see exported variables such as GOTOOLCHAIN). The
+# integration tests start brokers and drive external clients.
+INTEGRATION_PKGS = ./integration/...
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## compile every package and build bin/runnel
+	$(GO) build ./...
+	@mkdir -p $(BIN)
+	$(GO) build -o $(RUNNEL) ./cmd/runnel
+
+.PHONY: demo
+demo: build ## start a single-node broker and walk through topic create, produce and consume
+	RUNNEL=$(RUNNEL) DEMO_DIR=$(DEMO_DIR) DEMO_PORT=$(DEMO_PORT) DEMO_HTTP=$(DEMO_HTTP) scripts/demo.sh
+
+.PHONY: test
+test: ## everything CI runs: tools, vet, unit tests, short fuzzing, integration tests
+	@$(MAKE) --no-print-directory tools
+	@$(MAKE) --no-print-directory vet
+	@$(MAKE) --no-print-directory test-unit
+	@$(MAKE) --no-print-directory fuzz-short
+	@$(MAKE) --no-print-directory test-integration
+
+.PHONY: tools
+tools: ## install the external test clients when missing (kcat, kafka-python, kafkajs)
+	scripts/tools.sh
+
+.PHONY: vet
+vet: ## go vet every package
+	$(GO) vet ./...
+
+.PHONY: test-unit
+test-unit: ## unit tests, with the race detector, in random order
+	pkgs=$$($(GO) list ./... | grep -v '/integration/'); \
+	$(GO) test -race -shuffle=on -timeout $(UNIT_TIMEOUT) $$pkgs
+
+.PHONY: test-integration
+test-integration: ## compatibility tests with external clients and franz-go's own suite (needs `make tools`)
+	$(GO) test -race -shuffle=on -timeout $(INTEGRATION_TIMEOUT) $(INTEGRATION_PKGS)
+
+.PHONY: fuzz-short
+fuzz-short: ## run every fuzz target for FUZZTIME_SHORT (10s) each
+	GO=$(GO) scripts/fuzz.sh $(FUZZTIME_SHORT)
+
+.PHONY: fuzz
+fuzz: ## run every fuzz target for FUZZTIME (5m) each
+	GO=$(GO) scripts/fuzz.sh $(FUZZTIME)
+
+.PHONY: bench
+bench: ## run the benchmarks of BENCH_PKGS for BENCHTIME each
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(BENCH_PKGS)
+
+.PHONY: clean
+clean: ## remove build output and demo data
+	rm -rf $(BIN) .data

@@ -1,0 +1,337 @@
+package bench_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/runnel-io/runnel/bench/internal/harness"
+	"github.com/runnel-io/runnel/broker/brokertest"
+)
+
+// Every scenario: record value size × partition count.
+var (
+	sizes = []struct {
+		name  string
+		bytes int
+	}{{"1KB", 1024}, {"100B", 100}}
+	partitionCounts = []int32{1, 8}
+)
+
+// server is a Kafka-protocol server under test.
+type server struct {
+	addr string
+	// pid is the broker's process when it runs apart from the benchmark,
+	// else 0 (its CPU and memory are then part of this process's).
+	pid int
+	// health reports a broker process that exited; nil in-process.
+	health func() error
+}
+
+// targets are the servers measured. kfake and "runnel" run inside the
+// benchmark process, so they share its CPUs, heap and GC with the client
+// alike: that is the fair comparison. "runnel-proc" is the deployment
+// shape: `runnel broker` as its own process.
+var targets = []struct {
+	name  string
+	start func(b *testing.B) server
+}{
+	{"runnel", func(b *testing.B) server {
+		return server{addr: brokertest.Start(b).Addr()}
+	}},
+	{"runnel-proc", func(b *testing.B) server {
+		bin, err := runnelBin()
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := harness.StartProcess(context.Background(), bin, b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			if err := p.Stop(); err != nil {
+				b.Error(err)
+			}
+		})
+		return server{addr: p.Addr, pid: p.PID(), health: p.Health}
+	}},
+	{"kfake", func(b *testing.B) server {
+		c, err := kfake.NewCluster(kfake.NumBrokers(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(c.Close)
+		return server{addr: c.ListenAddrs()[0]}
+	}},
+}
+
+// binDir holds the runnel binary built for runnel-proc; TestMain removes it.
+var binDir string
+
+var runnelBin = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "runnel-bench-bin-")
+	if err != nil {
+		return "", err
+	}
+	binDir = dir
+	return harness.RunnelBinary(context.Background(), dir)
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// consumeBytes is the size of the data set each consume scenario reads,
+// again and again: $RUNNEL_BENCH_CONSUME_BYTES, else 256 MiB.
+func consumeBytes(tb testing.TB) int64 {
+	v := os.Getenv("RUNNEL_BENCH_CONSUME_BYTES")
+	if v == "" {
+		return 256 << 20
+	}
+	n, err := harness.ParseBytes(v)
+	if err != nil || n <= 0 {
+		tb.Fatalf("RUNNEL_BENCH_CONSUME_BYTES: %v", err)
+	}
+	return n
+}
+
+// BenchmarkProduce measures one client producing b.N records (acks=all,
+// idempotent) into a fresh topic and waiting for every acknowledgement.
+func BenchmarkProduce(b *testing.B) {
+	for _, tg := range targets {
+		b.Run(tg.name, func(b *testing.B) {
+			srv := tg.start(b)
+			for _, size := range sizes {
+				for _, parts := range partitionCounts {
+					b.Run(fmt.Sprintf("%s/%dp", size.name, parts), func(b *testing.B) {
+						benchProduce(b, srv, size.bytes, parts)
+					})
+				}
+			}
+		})
+	}
+}
+
+func benchProduce(b *testing.B, srv server, size int, parts int32) {
+	b.StopTimer()
+	ctx := b.Context()
+	log := &harness.ClientLog{}
+	cl, err := harness.NewClient([]string{srv.addr}, log, harness.ProducerOpts(size)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	topic := harness.TopicName("produce")
+	if err := harness.CreateTopic(ctx, adm, topic, parts, nil); err != nil {
+		b.Fatal(err)
+	}
+	defer deleteTopic(b, adm, topic)
+	payload := harness.Payload(size)
+	// Warm up outside the timer: connect, load metadata and a producer id.
+	warm := int64(parts)
+	if err := harness.Produce(ctx, cl, topic, warm, payload, srv.health); err != nil {
+		b.Fatalf("warm-up produce: %v", err)
+	}
+
+	n := int64(b.N)
+	m := startMeter(srv)
+	b.ResetTimer()
+	b.StartTimer()
+	err = harness.Produce(ctx, cl, topic, n, payload, srv.health)
+	b.StopTimer()
+	if err != nil {
+		b.Fatalf("produce %d records of %d bytes to %d partitions: %v", n, size, parts, err)
+	}
+	m.report(b, n, size, log)
+
+	d, err := harness.LoadDataset(ctx, adm, topic, size)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if got := d.Records(); got != warm+n {
+		b.Fatalf("end offsets hold %d records, %d were acknowledged", got, warm+n)
+	}
+}
+
+// BenchmarkConsume measures reading b.N records with one client that
+// assigns itself every partition (no group) from the start: passes over a
+// data set of consumeBytes produced once per scenario, so the broker reads
+// from the page cache as it would right after a produce.
+func BenchmarkConsume(b *testing.B) {
+	for _, tg := range targets {
+		b.Run(tg.name, func(b *testing.B) {
+			srv := tg.start(b)
+			cl, err := harness.NewClient([]string{srv.addr}, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cl.Close()
+			adm := kadm.NewClient(cl)
+			for _, size := range sizes {
+				for _, parts := range partitionCounts {
+					var ds *harness.Dataset
+					b.Run(fmt.Sprintf("%s/%dp", size.name, parts), func(b *testing.B) {
+						b.StopTimer()
+						if ds == nil {
+							ds = prepareDataset(b, srv, adm, size.bytes, parts)
+						}
+						benchConsume(b, srv, *ds)
+					})
+					if ds != nil {
+						deleteTopic(b, adm, ds.Topic)
+					}
+				}
+			}
+		})
+	}
+}
+
+// prepareDataset produces consumeBytes of records into a new topic.
+func prepareDataset(b *testing.B, srv server, adm *kadm.Client, size int, parts int32) *harness.Dataset {
+	ctx := b.Context()
+	topic := harness.TopicName("consume")
+	if err := harness.CreateTopic(ctx, adm, topic, parts, nil); err != nil {
+		b.Fatal(err)
+	}
+	cl, err := harness.NewClient([]string{srv.addr}, nil, harness.ProducerOpts(size)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	n := max(1, consumeBytes(b)/int64(size))
+	if err := harness.Produce(ctx, cl, topic, n, harness.Payload(size), srv.health); err != nil {
+		b.Fatalf("produce the data set: %v", err)
+	}
+	d, err := harness.LoadDataset(ctx, adm, topic, size)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if got := d.Records(); got != n {
+		b.Fatalf("data set: end offsets hold %d records, %d were acknowledged", got, n)
+	}
+	return &d
+}
+
+func benchConsume(b *testing.B, srv server, d harness.Dataset) {
+	log := &harness.ClientLog{}
+	n := int64(b.N)
+	m := startMeter(srv)
+	b.ResetTimer()
+	b.StartTimer()
+	err := harness.Consume(b.Context(), []string{srv.addr}, d, n, log, srv.health)
+	b.StopTimer()
+	if err != nil {
+		b.Fatalf("consume %d records: %v", n, err)
+	}
+	m.report(b, n, d.ValueSize, log)
+}
+
+// BenchmarkRaw measures the machine's limit for the same bytes: produce is
+// loopback TCP into a file fsynced with group commit, consume is a file
+// sent over loopback TCP (see harness.RawProduce and harness.RawConsume).
+// One op is one record's worth of bytes, so MB/s compares directly.
+func BenchmarkRaw(b *testing.B) {
+	b.Run("produce", func(b *testing.B) {
+		for _, size := range sizes {
+			b.Run(size.name, func(b *testing.B) {
+				b.StopTimer()
+				dir := b.TempDir()
+				m := startMeter(server{})
+				b.ResetTimer()
+				b.StartTimer()
+				err := harness.RawProduce(b.Context(), dir, int64(b.N)*int64(size.bytes))
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				m.report(b, int64(b.N), size.bytes, nil)
+			})
+		}
+	})
+	b.Run("consume", func(b *testing.B) {
+		path, err := harness.WriteRawFile(b.TempDir(), consumeBytes(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, size := range sizes {
+			b.Run(size.name, func(b *testing.B) {
+				m := startMeter(server{})
+				b.ResetTimer()
+				err := harness.RawConsume(b.Context(), path, int64(b.N)*int64(size.bytes))
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				m.report(b, int64(b.N), size.bytes, nil)
+			})
+		}
+	})
+}
+
+// meter takes the CPU readings a run reports besides throughput.
+type meter struct {
+	srv             server
+	start           time.Time
+	selfCPU, brkCPU time.Duration
+	brkCPUErr       error
+}
+
+func startMeter(srv server) meter {
+	m := meter{srv: srv, start: time.Now(), selfCPU: harness.SelfCPU()}
+	if srv.pid != 0 {
+		m.brkCPU, m.brkCPUErr = harness.ProcessCPU(srv.pid)
+	}
+	return m
+}
+
+// report adds the metrics: MB/s (10^6 bytes of record values per second),
+// records/s, cpu-% (this process, 100 = one core busy), broker-cpu-% and
+// broker-VmHWM-MiB for a broker process, and the warnings the clients
+// logged (kgo retries silently otherwise).
+func (m meter) report(b *testing.B, records int64, size int, log *harness.ClientLog) {
+	el := b.Elapsed().Seconds()
+	wall := time.Since(m.start).Seconds()
+	b.ReportMetric(float64(records)*float64(size)/1e6/el, "MB/s")
+	b.ReportMetric(float64(records)/el, "records/s")
+	b.ReportMetric(100*(harness.SelfCPU()-m.selfCPU).Seconds()/wall, "cpu-%")
+	if m.srv.pid != 0 {
+		cpu, err := harness.ProcessCPU(m.srv.pid)
+		if err != nil || m.brkCPUErr != nil {
+			b.Fatalf("broker CPU: %v %v", err, m.brkCPUErr)
+		}
+		b.ReportMetric(100*(cpu-m.brkCPU).Seconds()/wall, "broker-cpu-%")
+		mem, err := harness.ReadMemory(m.srv.pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(mem.HWM)/(1<<20), "broker-VmHWM-MiB")
+	}
+	if log != nil {
+		b.ReportMetric(float64(log.Count()), "client-warnings")
+		for _, l := range log.First() {
+			b.Logf("client warning: %s", l)
+		}
+	}
+}
+
+func deleteTopic(b *testing.B, adm *kadm.Client, topic string) {
+	if b.Failed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := harness.DeleteTopic(ctx, adm, topic); err != nil {
+		b.Error(err)
+	}
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Targets from the issue.
+const (
+	minKfakeRatio = 1.5 // Runnel MB/s ≥ 1.5 × kfake MB/s, produce and consume
+	minRawShare   = 0.5 // Runnel MB/s ≥ 50% of the raw limit, 1 KB records
+	maxBrokerRSS  = 512 // MiB of VmHWM while memcheck runs
+)
+
+// The scenarios the table expects, in its order.
+var (
+	ops      = []string{"Produce", "Consume"}
+	sizes    = []string{"1KB", "100B"}
+	parts    = []string{"1p", "8p"}
+	variants = []struct{ target, label string }{
+		{"runnel", "in-process"},
+		{"runnel-proc", "process"},
+	}
+)
+
+// results is what parse read: each benchmark's runs (more than one with
+// -count) by name without the GOMAXPROCS suffix, and the failures seen.
+type results struct {
+	runs     map[string][]map[string]float64
+	failures []string
+}
+
+// benchLine is a result line: name (its -N suffix dropped), iterations,
+// then value-unit pairs.
+var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+(\d+)\s+(\S.*)$`)
+
+// parse reads go test -bench and memcheck output, copying it to echo.
+func parse(r io.Reader, echo io.Writer) (*results, error) {
+	res := &results{runs: map[string][]map[string]float64{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	inFailure := 0 // lines of detail still to keep after a failure line
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(echo, line)
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.Contains(line, "--- FAIL:"), strings.HasPrefix(trimmed, "FAIL"),
+			strings.HasPrefix(trimmed, "panic:"), strings.HasPrefix(trimmed, "memcheck: FAIL"):
+			res.failures = append(res.failures, trimmed)
+			inFailure = 12
+			continue
+		case inFailure > 0 && line != trimmed && trimmed != "":
+			res.failures = append(res.failures, "    "+trimmed)
+			inFailure--
+			continue
+		}
+		inFailure = 0
+		m := benchLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		f := strings.Fields(m[3])
+		if len(f)%2 != 0 {
+			continue
+		}
+		vals := map[string]float64{}
+		for i := 0; i < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				vals = nil
+				break
+			}
+			vals[f[i+1]] = v
+		}
+		if vals != nil {
+			res.runs[m[1]] = append(res.runs[m[1]], vals)
+		}
+	}
+	return res, sc.Err()
+}
+
+// metric is the median of unit over the runs of name; ok is false when
+// there is none.
+func (r *results) metric(name, unit string) (float64, bool) {
+	var vs []float64
+	for _, run := range r.runs[name] {
+		if v, ok := run[unit]; ok {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return 0, false
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2], true
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true
+}
+
+// summary counts the verdicts of a table.
+type summary struct{ passed, missed, missing int }
+
+// check is one target's verdict: PASS, MISS, or "-" without the numbers.
+func (s *summary) check(have bool, ok bool) string {
+	switch {
+	case !have:
+		s.missing++
+		return "-"
+	case ok:
+		s.passed++
+		return "PASS"
+	}
+	s.missed++
+	return "MISS"
+}
+
+// render writes the tables and returns the verdict counts.
+func render(w io.Writer, r *results) summary {
+	var sum summary
+	fmt.Fprintf(w, "\n== Runnel throughput: MB/s = 10^6 bytes of record values per second (median of runs) ==\n")
+	fmt.Fprintf(w, "targets: Runnel ≥ %.1f× kfake (produce and consume); Runnel ≥ %.0f%% of raw (1 KB records)\n", minKfakeRatio, 100*minRawShare)
+	fmt.Fprintf(w, "runnel as: in-process = same process as the client, like kfake (the fair comparison); process = `runnel broker` child\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "op\tsize\tparts\trunnel as\trunnel MB/s\tkfake MB/s\traw MB/s\trunnel/kfake\trunnel/raw\t≥1.5× kfake\t≥50% raw")
+	var fair summary
+	for _, op := range ops {
+		for _, size := range sizes {
+			raw, haveRaw := r.metric("BenchmarkRaw/"+strings.ToLower(op)+"/"+size, "MB/s")
+			for _, p := range parts {
+				kfake, haveKfake := r.metric(fmt.Sprintf("Benchmark%s/kfake/%s/%s", op, size, p), "MB/s")
+				for _, v := range variants {
+					mb, have := r.metric(fmt.Sprintf("Benchmark%s/%s/%s/%s", op, v.target, size, p), "MB/s")
+					s := &sum
+					if v.target == "runnel" {
+						s = &fair
+					}
+					kRatio, rawShare := "-", "-"
+					if have && haveKfake && kfake > 0 {
+						kRatio = fmt.Sprintf("%.2f×", mb/kfake)
+					}
+					if have && haveRaw && raw > 0 {
+						rawShare = fmt.Sprintf("%.0f%%", 100*mb/raw)
+					}
+					kVerdict := s.check(have && haveKfake, kfake > 0 && mb/kfake >= minKfakeRatio)
+					rawVerdict := "n/a"
+					if size == "1KB" {
+						rawVerdict = s.check(have && haveRaw, raw > 0 && mb/raw >= minRawShare)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+						strings.ToLower(op), size, p, v.label,
+						num(mb, have), num(kfake, haveKfake), num(raw, haveRaw),
+						kRatio, rawShare, kVerdict, rawVerdict)
+				}
+			}
+		}
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\n== Broker memory: `runnel broker` process while bytes flow through (produce, then consume) ==\n")
+	var mem summary
+	names := memcheckNames(r)
+	if len(names) == 0 {
+		fmt.Fprintf(w, "no memcheck result (go run ./bench/cmd/memcheck)\n")
+		mem.check(false, false)
+	}
+	for _, name := range names {
+		hwm, _ := r.metric(name, "VmHWM-MiB")
+		rss, _ := r.metric(name, "VmRSS-max-MiB")
+		disk, _ := r.metric(name, "disk-max-MiB")
+		mb, _ := r.metric(name, "MB")
+		pr, _ := r.metric(name, "produce-MB/s")
+		co, _ := r.metric(name, "consume-MB/s")
+		warn, _ := r.metric(name, "client-warnings")
+		fmt.Fprintf(w, "%s: %.2f GB through (produce %.0f MB/s, consume %.0f MB/s); peak RSS (VmHWM) %.0f MiB, max sampled VmRSS %.0f MiB; data dir peak %.0f MiB; client warnings %.0f\n",
+			strings.TrimPrefix(name, "BenchmarkMemcheck/"), mb/1000, pr, co, hwm, rss, disk, warn)
+		fmt.Fprintf(w, "peak RSS < %d MiB: %s\n", maxBrokerRSS, mem.check(true, hwm < maxBrokerRSS))
+	}
+
+	fmt.Fprintf(w, "\n== Summary ==\n")
+	fmt.Fprintf(w, "in-process Runnel (fair vs kfake): %d PASS, %d MISS, %d without numbers\n", fair.passed, fair.missed, fair.missing)
+	fmt.Fprintf(w, "Runnel as a process:               %d PASS, %d MISS, %d without numbers\n", sum.passed, sum.missed, sum.missing)
+	fmt.Fprintf(w, "broker memory:                     %d PASS, %d MISS, %d without numbers\n", mem.passed, mem.missed, mem.missing)
+	if len(r.failures) > 0 {
+		fmt.Fprintf(w, "\nFAILURES in the run (the numbers above are incomplete):\n")
+		for _, f := range r.failures {
+			fmt.Fprintln(w, "  "+f)
+		}
+	}
+	return summary{
+		passed:  fair.passed + sum.passed + mem.passed,
+		missed:  fair.missed + sum.missed + mem.missed,
+		missing: fair.missing + sum.missing + mem.missing,
+	}
+}
+
+func memcheckNames(r *results) []string {
+	var names []string
+	for name := range r.runs {
+		if strings.HasPrefix(name, "BenchmarkMemcheck/") {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func num(v float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", v)
+}
