@@ -45,12 +45,20 @@ demo: build ## start a single-node broker and walk through topic create, produce
 	RUNNEL=$(RUNNEL) DEMO_DIR=$(DEMO_DIR) DEMO_PORT=$(DEMO_PORT) DEMO_HTTP=$(DEMO_HTTP) scripts/demo.sh
 
 .PHONY: test
+TEST_STEPS := tools vet test-unit fuzz-short test-integration
+
+# Every step runs even when an earlier one fails, so that one CI run reports
+# everything; the exit status says whether all passed.
 test: ## everything CI runs: tools, vet, unit tests, short fuzzing, integration tests
-	@$(MAKE) --no-print-directory tools
-	@$(MAKE) --no-print-directory vet
-	@$(MAKE) --no-print-directory test-unit
-	@$(MAKE) --no-print-directory fuzz-short
-	@$(MAKE) --no-print-directory test-integration
+	@failed=; \
+	for step in $(TEST_STEPS); do \
+		echo "== make $$step"; \
+		start=$$SECONDS; \
+		$(MAKE) --no-print-directory $$step || failed="$$failed $$step"; \
+		echo "== make $$step: $$((SECONDS - start))s"; \
+	done; \
+	if [[ -n $$failed ]]; then echo "== make test FAILED:$$failed"; exit 1; fi; \
+	echo "== make test passed"
 
 .PHONY: tools
 tools: ## install the external test clients when missing (kcat, kafka-python, kafkajs)

@@ -2,8 +2,10 @@ package bench_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -40,33 +42,33 @@ type server struct {
 // shape: `runnel broker` as its own process.
 var targets = []struct {
 	name  string
-	start func(b *testing.B) server
+	start func(tb testing.TB) server
 }{
-	{"runnel", func(b *testing.B) server {
-		return server{addr: brokertest.Start(b).Addr()}
+	{"runnel", func(tb testing.TB) server {
+		return server{addr: brokertest.Start(tb).Addr()}
 	}},
-	{"runnel-proc", func(b *testing.B) server {
+	{"runnel-proc", func(tb testing.TB) server {
 		bin, err := runnelBin()
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
-		p, err := harness.StartProcess(context.Background(), bin, b.TempDir())
+		p, err := harness.StartProcess(context.Background(), bin, tb.TempDir())
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
-		b.Cleanup(func() {
+		tb.Cleanup(func() {
 			if err := p.Stop(); err != nil {
-				b.Error(err)
+				tb.Error(err)
 			}
 		})
 		return server{addr: p.Addr, pid: p.PID(), health: p.Health}
 	}},
-	{"kfake", func(b *testing.B) server {
+	{"kfake", func(tb testing.TB) server {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1))
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
-		b.Cleanup(c.Close)
+		tb.Cleanup(c.Close)
 		return server{addr: c.ListenAddrs()[0]}
 	}},
 }
@@ -281,41 +283,58 @@ func BenchmarkRaw(b *testing.B) {
 
 // meter takes the CPU readings a run reports besides throughput.
 type meter struct {
-	srv             server
-	start           time.Time
-	selfCPU, brkCPU time.Duration
-	brkCPUErr       error
+	srv                      server
+	start                    time.Time
+	selfCPU, brkCPU, machine time.Duration
+	err                      error
 }
 
 func startMeter(srv server) meter {
 	m := meter{srv: srv, start: time.Now(), selfCPU: harness.SelfCPU()}
+	var err error
 	if srv.pid != 0 {
-		m.brkCPU, m.brkCPUErr = harness.ProcessCPU(srv.pid)
+		m.brkCPU, err = harness.ProcessCPU(srv.pid)
+		m.err = errors.Join(m.err, err)
 	}
+	m.machine, err = harness.MachineCPU()
+	m.err = errors.Join(m.err, err)
 	return m
 }
 
 // report adds the metrics: MB/s (10^6 bytes of record values per second),
-// records/s, cpu-% (this process, 100 = one core busy), broker-cpu-% and
-// broker-VmHWM-MiB for a broker process, and the warnings the clients
-// logged (kgo retries silently otherwise).
+// records/s, cpu-% (this process; 100 = one core busy), broker-cpu-% and
+// broker-VmHWM-MiB for a broker process, others-cpu-% (every other process
+// on the machine: load that competed with the run), and the warnings the
+// clients logged (kgo retries silently otherwise).
 func (m meter) report(b *testing.B, records int64, size int, log *harness.ClientLog) {
 	el := b.Elapsed().Seconds()
 	wall := time.Since(m.start).Seconds()
+	self := harness.SelfCPU() - m.selfCPU
+	machine, err := harness.MachineCPU()
+	if err = errors.Join(m.err, err); err != nil {
+		b.Fatalf("CPU readings: %v", err)
+	}
+	machine -= m.machine
 	b.ReportMetric(float64(records)*float64(size)/1e6/el, "MB/s")
 	b.ReportMetric(float64(records)/el, "records/s")
-	b.ReportMetric(100*(harness.SelfCPU()-m.selfCPU).Seconds()/wall, "cpu-%")
+	b.ReportMetric(100*self.Seconds()/wall, "cpu-%")
+	others := machine - self
 	if m.srv.pid != 0 {
 		cpu, err := harness.ProcessCPU(m.srv.pid)
-		if err != nil || m.brkCPUErr != nil {
-			b.Fatalf("broker CPU: %v %v", err, m.brkCPUErr)
+		if err != nil {
+			b.Fatalf("broker CPU: %v", err)
 		}
 		b.ReportMetric(100*(cpu-m.brkCPU).Seconds()/wall, "broker-cpu-%")
+		others -= cpu - m.brkCPU
 		mem, err := harness.ReadMemory(m.srv.pid)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(mem.HWM)/(1<<20), "broker-VmHWM-MiB")
+	}
+	// /proc/stat counts in 10ms ticks: too coarse for short runs.
+	if wall >= 0.5 {
+		b.ReportMetric(min(max(0, 100*others.Seconds()/wall), 100*float64(runtime.NumCPU())), "others-cpu-%")
 	}
 	if log != nil {
 		b.ReportMetric(float64(log.Count()), "client-warnings")

@@ -599,16 +599,7 @@ func TestOffsetForLeaderEpoch(t *testing.T) {
 	rc.createTopic("epochs", 1, nil)
 	epoch := metadataFor(t, rc, "epochs").Topics[0].Partitions[0].LeaderEpoch
 	ask := func(leaderEpoch, current int32) kmsg.OffsetForLeaderEpochResponseTopicPartition {
-		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
-		req.Version = 4
-		req.ReplicaID = -1
-		rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
-		rt.Topic = "epochs"
-		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
-		rp.Partition, rp.LeaderEpoch, rp.CurrentLeaderEpoch = 0, leaderEpoch, current
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		return rc.roundTrip(req).(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0]
+		return offsetForLeaderEpoch(t, rc, "epochs", 0, leaderEpoch, current)
 	}
 	// An empty partition: the leader's epoch starts at offset 0 (Kafka
 	// caches the epoch start when the replica becomes leader).
@@ -631,6 +622,20 @@ func TestOffsetForLeaderEpoch(t *testing.T) {
 	if err := kb.ReadFrom(sp.RecordBatches); err != nil || kb.PartitionLeaderEpoch != epoch {
 		t.Errorf("stored batch leader epoch %d (%v), want %d", kb.PartitionLeaderEpoch, err, epoch)
 	}
+}
+
+func offsetForLeaderEpoch(t *testing.T, rc *rawConn, topic string, part, leaderEpoch, current int32) kmsg.OffsetForLeaderEpochResponseTopicPartition {
+	t.Helper()
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.Version = 4
+	req.ReplicaID = -1
+	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+	rp.Partition, rp.LeaderEpoch, rp.CurrentLeaderEpoch = part, leaderEpoch, current
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return rc.roundTrip(req).(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0]
 }
 
 // --- idempotent producers ---------------------------------------------------
@@ -752,6 +757,11 @@ func TestRestartKeepsDataAndTopicConfigs(t *testing.T) {
 	}
 	if got := values(rc2.readAll("durable", 1, 0)); !slices.Equal(got, []string{"p1-a"}) {
 		t.Errorf("partition 1 after restart: %q", got)
+	}
+	// The leader-epoch cache survives too.
+	epoch := md.Topics[0].Partitions[0].LeaderEpoch
+	if p := offsetForLeaderEpoch(t, rc2, "durable", 0, epoch, -1); p.ErrorCode != 0 || p.LeaderEpoch != epoch || p.EndOffset != 3 {
+		t.Errorf("OffsetForLeaderEpoch %d after restart: %s epoch %d end %d, want epoch %d end 3", epoch, errName(p.ErrorCode), p.LeaderEpoch, p.EndOffset, epoch)
 	}
 	cs := topicConfigs(t, newClient(t, b2), "durable")
 	wantConfig(t, cs, "retention.ms", "7654321", kmsg.ConfigSourceDynamicTopicConfig)

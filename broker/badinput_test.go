@@ -124,6 +124,20 @@ func frameCases() []badInputCase {
 				t.Fatalf("large record did not read back whole (%d records)", len(got))
 			}
 		}},
+		{"half a frame left hanging", func(t *testing.T, b *brokertest.Broker) {
+			// The harness then checks that other connections are served
+			// while this one waits for bytes that never come.
+			rc := dialRaw(t, b.Addr())
+			f := requestFrame(kmsg.NewPtrMetadataRequest(), 1)
+			rc.write(f[:len(f)/2])
+		}},
+		{"client id longer than the frame", func(t *testing.T, b *brokertest.Broker) {
+			rc := dialRaw(t, b.Addr())
+			hdr := appendRequestHeader(nil, kmsg.Metadata.Int16(), 4, 1, "", false)
+			binary.BigEndian.PutUint16(hdr[8:], 1000) // client id length 1000, 0 bytes follow
+			rc.write(frame(hdr))
+			rc.expectClosed()
+		}},
 		{"truncated frame then close", func(t *testing.T, b *brokertest.Broker) {
 			rc := dialRaw(t, b.Addr())
 			f := requestFrame(kmsg.NewPtrMetadataRequest(), 1)
@@ -175,6 +189,21 @@ func versionCases() []badInputCase {
 			rc := dialRaw(t, b.Addr())
 			rc.sendRaw(kmsg.Metadata.Int16(), 12, true, []byte{0xff}) // a varint cut short
 			rc.expectClosed()
+		}},
+		{"ApiVersions v3 with an illegal client software name", func(t *testing.T, b *brokertest.Broker) {
+			// Kafka (ApiVersionsRequest.isValid): name and version must
+			// match [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?, else
+			// INVALID_REQUEST; the connection stays open.
+			rc := dialRaw(t, b.Addr())
+			for _, name := range []string{"", "bad name!", "-leading-dash"} {
+				req := kmsg.NewPtrApiVersionsRequest()
+				req.Version = 3
+				req.ClientSoftwareName, req.ClientSoftwareVersion = name, "1.0"
+				if resp := rc.roundTrip(req).(*kmsg.ApiVersionsResponse); resp.ErrorCode != kerr.InvalidRequest.Code {
+					t.Errorf("client software name %q: %s, want INVALID_REQUEST(42)", name, errName(resp.ErrorCode))
+				}
+			}
+			rc.metadataOK()
 		}},
 		{"ApiVersions v99 gets the v0 UNSUPPORTED_VERSION answer", func(t *testing.T, b *brokertest.Broker) {
 			rc := dialRaw(t, b.Addr())
@@ -230,7 +259,12 @@ func produceCases() []badInputCase {
 	refused := func(name string, configs map[string]string, records func() []byte, want *kerr.Error) badInputCase {
 		return badInputCase{"produce " + name, func(t *testing.T, b *brokertest.Broker) {
 			rc := dialRaw(t, b.Addr())
-			topic := "p-" + strings.NewReplacer(" ", "-", "=", "-", ",", "", "(", "", ")", "").Replace(name)
+			topic := "p-" + strings.Map(func(r rune) rune {
+				if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' {
+					return r
+				}
+				return '-'
+			}, name)
 			rc.createTopic(topic, 1, configs)
 			p := rc.produce(topic, 0, records())
 			if p.ErrorCode != want.Code {
@@ -282,6 +316,30 @@ func produceCases() []badInputCase {
 			return append(batchOf("first"), batchOf("second")...)
 		}, kerr.InvalidRecord),
 		refused("empty records", nil, func() []byte { return []byte{} }, kerr.InvalidRecord),
+		refused("timestamp 2h ahead of the broker's clock", nil, func() []byte {
+			// message.timestamp.after.max.ms defaults to 1h in Kafka 4.0.
+			return encodeBatch(newBatch(time.Now().Add(2*time.Hour).UnixMilli(), recs("future")))
+		}, kerr.InvalidTimestamp),
+		{"produce a zstd batch with Produce v6", func(t *testing.T, b *brokertest.Broker) {
+			// Kafka: zstd needs Produce v7+ (KIP-110); older requests get
+			// UNSUPPORTED_COMPRESSION_TYPE (ProduceRequest.validateRecords).
+			rc := dialRaw(t, b.Addr())
+			rc.createTopic("p-zstd-v6", 1, nil)
+			req := produceReq("p-zstd-v6", 0, -1, zstdBatch(t, "squeezed"))
+			req.Version = 6
+			p := producePartition(t, rc.roundTrip(req).(*kmsg.ProduceResponse))
+			if p.ErrorCode != kerr.UnsupportedCompressionType.Code {
+				t.Errorf("zstd at Produce v6: %s, want UNSUPPORTED_COMPRESSION_TYPE(76)", errName(p.ErrorCode))
+			}
+			if hw := rc.highWatermark("p-zstd-v6", 0); hw != 0 {
+				t.Fatalf("zstd batch of a v6 produce was stored (high watermark %d)", hw)
+			}
+			req = produceReq("p-zstd-v6", 0, -1, zstdBatch(t, "squeezed"))
+			req.Version = 7
+			if p := producePartition(t, rc.roundTrip(req).(*kmsg.ProduceResponse)); p.ErrorCode != 0 {
+				t.Errorf("zstd at Produce v7: %s, want NONE", errName(p.ErrorCode))
+			}
+		}},
 		{"produce acks=2", func(t *testing.T, b *brokertest.Broker) {
 			rc := dialRaw(t, b.Addr())
 			rc.createTopic("p-acks2", 1, nil)
@@ -367,6 +425,32 @@ func adminCases() []badInputCase {
 			for _, mt := range md.Topics {
 				if mt.ErrorCode == 0 {
 					t.Errorf("bad topic %q exists after CreateTopics", deref(mt.Topic))
+				}
+			}
+		}},
+		{"CreateTopics duplicates, existing and colliding names, bad assignment", func(t *testing.T, b *brokertest.Broker) {
+			rc := dialRaw(t, b.Addr())
+			rc.createTopic("exists.already", 1, nil)
+			assigned := topicReq("assigned-to-ghost", -1, -1, nil)
+			a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+			a.Partition, a.Replicas = 0, []int32{7}
+			assigned.ReplicaAssignment = append(assigned.ReplicaAssignment, a)
+			got := rc.createTopics(false,
+				topicReq("twice", 1, 1, nil),
+				topicReq("twice", 1, 1, nil),
+				topicReq("exists.already", 1, 1, nil),
+				topicReq("exists_already", 1, 1, nil), // '.' and '_' collide in metric names
+				assigned,
+			)
+			want := []*kerr.Error{kerr.InvalidRequest, kerr.InvalidRequest, kerr.TopicAlreadyExists, kerr.InvalidTopicException, kerr.InvalidReplicaAssignment}
+			for i, w := range want {
+				if got[i].ErrorCode != w.Code {
+					t.Errorf("%s: %s %q, want %s", got[i].Topic, errName(got[i].ErrorCode), deref(got[i].ErrorMessage), errName(w.Code))
+				}
+			}
+			for _, mt := range metadataFor(t, rc, "twice", "exists_already", "assigned-to-ghost").Topics {
+				if mt.ErrorCode == 0 {
+					t.Errorf("topic %q was created", deref(mt.Topic))
 				}
 			}
 		}},
@@ -461,6 +545,24 @@ func adminCases() []badInputCase {
 			}
 		}},
 		{"pipelined mixed requests are answered in order", pipelined},
+		{"200 pipelined requests, more than the in-flight limit", func(t *testing.T, b *brokertest.Broker) {
+			rc := dialRaw(t, b.Addr())
+			var out []byte
+			first := rc.corr + 1
+			for range 200 {
+				req := kmsg.NewPtrApiVersionsRequest()
+				req.Version = 3
+				req.ClientSoftwareName, req.ClientSoftwareVersion = "harsh", "1.0"
+				rc.corr++
+				out = append(out, requestFrame(req, rc.corr)...)
+			}
+			rc.write(out)
+			for i := range int32(200) {
+				resp := kmsg.NewPtrApiVersionsResponse()
+				resp.Version = 3
+				rc.read(first+i, resp)
+			}
+		}},
 	}
 }
 
@@ -482,6 +584,28 @@ func fetchCases() []badInputCase {
 			sp := fetchPartition(t, rc.roundTrip(fetchReq("known", 0, 3, -1, 0, 0)).(*kmsg.FetchResponse))
 			if sp.ErrorCode != 0 || len(sp.RecordBatches) != 0 || sp.HighWatermark != 3 {
 				t.Errorf("fetch at the log end: %s, %d bytes, high watermark %d", errName(sp.ErrorCode), len(sp.RecordBatches), sp.HighWatermark)
+			}
+		}},
+		{"fetch an unknown topic, partition or topic id", func(t *testing.T, b *brokertest.Broker) {
+			rc := dialRaw(t, b.Addr())
+			if sp := fetchPartition(t, rc.roundTrip(fetchReq("no-such-topic", 0, 0, -1, 0, 0)).(*kmsg.FetchResponse)); sp.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+				t.Errorf("fetch a missing topic: %s, want UNKNOWN_TOPIC_OR_PARTITION(3)", errName(sp.ErrorCode))
+			}
+			if sp := fetchPartition(t, rc.roundTrip(fetchReq("known", 9, 0, -1, 0, 0)).(*kmsg.FetchResponse)); sp.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+				t.Errorf("fetch a missing partition: %s, want UNKNOWN_TOPIC_OR_PARTITION(3)", errName(sp.ErrorCode))
+			}
+			req := fetchReq("", 0, 0, -1, 0, 0)
+			req.Version = 13
+			req.Topics[0].TopicID = [16]byte{1, 2, 3}
+			if sp := fetchPartition(t, rc.roundTrip(req).(*kmsg.FetchResponse)); sp.ErrorCode != kerr.UnknownTopicID.Code {
+				t.Errorf("fetch v13 of an unknown topic id: %s, want UNKNOWN_TOPIC_ID(100)", errName(sp.ErrorCode))
+			}
+			// By the right id, v13 reads the records.
+			req = fetchReq("", 0, 0, -1, 0, 0)
+			req.Version = 13
+			req.Topics[0].TopicID = metadataFor(t, rc, "known").Topics[0].TopicID
+			if sp := fetchPartition(t, rc.roundTrip(req).(*kmsg.FetchResponse)); sp.ErrorCode != 0 || len(parseBatches(t, sp.RecordBatches)) != 3 {
+				t.Errorf("fetch v13 by topic id: %s, %d records", errName(sp.ErrorCode), len(parseBatches(t, sp.RecordBatches)))
 			}
 		}},
 		{"fetch with a leader epoch the broker does not have", func(t *testing.T, b *brokertest.Broker) {
@@ -600,5 +724,29 @@ func pipelined(t *testing.T, b *brokertest.Broker) {
 		if base != int64(i) {
 			t.Fatalf("pipelined produces got base offsets %v, want 0, 1, 2, ... in request order", bases)
 		}
+	}
+}
+
+// A long-poll fetch whose client goes away must not keep the broker from
+// stopping: the fetch's wait ends with its connection.
+func TestBadInputLongPollThenDisconnect(t *testing.T) {
+	b := brokertest.Start(t)
+	rc := dialRaw(t, b.Addr())
+	rc.createTopic("abandoned", 1, nil)
+	rc.send(fetchReq("abandoned", 0, 0, -1, 1<<31-1, 1<<30)) // wait ~24 days for 1 GiB
+	other := dialRaw(t, b.Addr())
+	other.metadataOK()
+	rc.c.Close()
+	other.metadataOK()
+
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		b.Close()
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(ioTimeout):
+		t.Fatalf("broker did not stop within %v after a long-poll fetch's client went away", ioTimeout)
 	}
 }

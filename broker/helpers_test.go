@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -251,6 +252,20 @@ func batchOf(values ...string) []byte {
 	return encodeBatch(newBatch(time.Now().UnixMilli(), recs(values...)))
 }
 
+// zstdBatch is a valid zstd-compressed batch of values.
+func zstdBatch(t testing.TB, values ...string) []byte {
+	t.Helper()
+	kb := newBatch(time.Now().UnixMilli(), recs(values...))
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	kb.Records = enc.EncodeAll(kb.Records, nil)
+	kb.Attributes |= 4
+	return encodeBatch(kb)
+}
+
 // legacyMessage is a one-message set in the pre-0.11 format (magic 0 or 1).
 func legacyMessage(magic int8, value string) []byte {
 	var m []byte
@@ -365,6 +380,16 @@ func (rc *rawConn) readAll(topic string, part int32, from int64) []storedRecord 
 			return out
 		}
 	}
+}
+
+// highWatermark returns a partition's high watermark.
+func (rc *rawConn) highWatermark(topic string, part int32) int64 {
+	rc.t.Helper()
+	sp := fetchPartition(rc.t, rc.roundTrip(fetchReq(topic, part, 0, -1, 0, 0)).(*kmsg.FetchResponse))
+	if sp.ErrorCode != 0 && sp.ErrorCode != kerr.OffsetOutOfRange.Code {
+		rc.t.Fatalf("fetch %s-%d: %s", topic, part, errName(sp.ErrorCode))
+	}
+	return sp.HighWatermark
 }
 
 // parseBatches decodes uncompressed v2 batches.

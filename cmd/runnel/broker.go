@@ -92,4 +92,3 @@ func newLogger(w interface{ Write([]byte) (int, error) }, level, format string) 
 	}
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
-

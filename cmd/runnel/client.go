@@ -118,6 +118,8 @@ func hint(err error) string {
 		return "the record is larger than the topic's max.message.bytes"
 	case errors.Is(err, kgo.ErrRecordTimeout):
 		return "no acknowledgement within --delivery-timeout: is the partition's leader up?"
+	case strings.Contains(err.Error(), "broker is too old"): // franz-go does not export this error
+		return "the broker does not implement a Kafka API this needs, e.g. consumer groups for -g/--group"
 	case errors.Is(err, kerr.PolicyViolation):
 		return "a broker-side policy rejected the request"
 	}

@@ -214,7 +214,7 @@ func runConsume(cmd *cobra.Command, g *globals, topic string, f *consumeFlags) e
 			case errors.As(err, &dataLoss):
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %v\n", err)
 			case fatal == nil:
-				fatal = kafkaErr(fmt.Errorf("reading %s[%d]: %w", t, p, err), "")
+				fatal = kafkaErr(fmt.Errorf("%s: %w", fetchSource(t, p, f.group), err), "")
 			}
 		})
 		if fatal != nil {
@@ -248,6 +248,15 @@ func runConsume(cmd *cobra.Command, g *globals, topic string, f *consumeFlags) e
 		}
 	}
 	return finishConsume(cmd, f, topic, n)
+}
+
+// fetchSource names where a fetch error came from: a partition, or the
+// group when joining it failed.
+func fetchSource(topic string, p int32, group string) string {
+	if topic == "" {
+		return fmt.Sprintf("consumer group %q", group)
+	}
+	return fmt.Sprintf("reading %s[%d]", topic, p)
 }
 
 func finishConsume(cmd *cobra.Command, f *consumeFlags, topic string, n int) error {

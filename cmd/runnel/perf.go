@@ -260,7 +260,7 @@ func runPerfConsume(cmd *cobra.Command, g *globals, f *perfConsumeFlags) error {
 					f.timeout, n, f.messages, f.topic)
 			case errors.Is(err, context.Canceled), errors.Is(err, kgo.ErrClientClosed):
 			case fatal == nil:
-				fatal = kafkaErr(fmt.Errorf("reading %s[%d]: %w", t, p, err), "")
+				fatal = kafkaErr(fmt.Errorf("%s: %w", fetchSource(t, p, f.group), err), "")
 			}
 		})
 		if fatal != nil {

@@ -249,8 +249,15 @@ func newAdmin(t *testing.T, addr string) *kadm.Client {
 	return kadm.NewClient(cl)
 }
 
-// consumeAll reads every partition from the start to its current end.
+// consumeAll reads every partition of the crash topic from the start to
+// its current end.
 func consumeAll(t *testing.T, ctx context.Context, addr string) map[int32][]string {
+	t.Helper()
+	return consumeAllTopic(t, ctx, addr, topic)
+}
+
+// consumeAllTopic reads every partition from the start to its current end.
+func consumeAllTopic(t *testing.T, ctx context.Context, addr, topic string) map[int32][]string {
 	t.Helper()
 	adm := newAdmin(t, addr)
 	defer adm.Close()

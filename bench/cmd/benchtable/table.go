@@ -16,6 +16,11 @@ const (
 	minKfakeRatio = 1.5 // Runnel MB/s ≥ 1.5 × kfake MB/s, produce and consume
 	minRawShare   = 0.5 // Runnel MB/s ≥ 50% of the raw limit, 1 KB records
 	maxBrokerRSS  = 512 // MiB of VmHWM while memcheck runs
+
+	// busyWarning is the CPU (percent of one core) other processes may
+	// use during a run before the table warns that it was not measured
+	// on a quiet machine.
+	busyWarning = 25
 )
 
 // The scenarios the table expects, in its order.
@@ -105,6 +110,18 @@ func (r *results) metric(name, unit string) (float64, bool) {
 	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2, true
 }
 
+// otherLoad is the most CPU that other processes used during the runs of
+// names (median per name), in percent of one core.
+func (r *results) otherLoad(names ...string) float64 {
+	var most float64
+	for _, n := range names {
+		if v, ok := r.metric(n, "others-cpu-%"); ok {
+			most = max(most, v)
+		}
+	}
+	return most
+}
+
 // summary counts the verdicts of a table.
 type summary struct{ passed, missed, missing int }
 
@@ -129,15 +146,21 @@ func render(w io.Writer, r *results) summary {
 	fmt.Fprintf(w, "targets: Runnel ≥ %.1f× kfake (produce and consume); Runnel ≥ %.0f%% of raw (1 KB records)\n", minKfakeRatio, 100*minRawShare)
 	fmt.Fprintf(w, "runnel as: in-process = same process as the client, like kfake (the fair comparison); process = `runnel broker` child\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "op\tsize\tparts\trunnel as\trunnel MB/s\tkfake MB/s\traw MB/s\trunnel/kfake\trunnel/raw\t≥1.5× kfake\t≥50% raw")
+	fmt.Fprintln(tw, "op\tsize\tparts\trunnel as\trunnel MB/s\tkfake MB/s\traw MB/s\trunnel/kfake\trunnel/raw\t≥1.5× kfake\t≥50% raw\tother load")
 	var fair summary
+	busy := 0.0
 	for _, op := range ops {
 		for _, size := range sizes {
-			raw, haveRaw := r.metric("BenchmarkRaw/"+strings.ToLower(op)+"/"+size, "MB/s")
+			rawName := "BenchmarkRaw/" + strings.ToLower(op) + "/" + size
+			raw, haveRaw := r.metric(rawName, "MB/s")
 			for _, p := range parts {
-				kfake, haveKfake := r.metric(fmt.Sprintf("Benchmark%s/kfake/%s/%s", op, size, p), "MB/s")
+				kfakeName := fmt.Sprintf("Benchmark%s/kfake/%s/%s", op, size, p)
+				kfake, haveKfake := r.metric(kfakeName, "MB/s")
 				for _, v := range variants {
-					mb, have := r.metric(fmt.Sprintf("Benchmark%s/%s/%s/%s", op, v.target, size, p), "MB/s")
+					name := fmt.Sprintf("Benchmark%s/%s/%s/%s", op, v.target, size, p)
+					mb, have := r.metric(name, "MB/s")
+					load := r.otherLoad(name, kfakeName, rawName)
+					busy = max(busy, load)
 					s := &sum
 					if v.target == "runnel" {
 						s = &fair
@@ -154,15 +177,19 @@ func render(w io.Writer, r *results) summary {
 					if size == "1KB" {
 						rawVerdict = s.check(have && haveRaw, raw > 0 && mb/raw >= minRawShare)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\n",
 						strings.ToLower(op), size, p, v.label,
 						num(mb, have), num(kfake, haveKfake), num(raw, haveRaw),
-						kRatio, rawShare, kVerdict, rawVerdict)
+						kRatio, rawShare, kVerdict, rawVerdict, load)
 				}
 			}
 		}
 	}
 	tw.Flush()
+	fmt.Fprintf(w, "other load: CPU used by other processes during the row's runs (the most of runnel, kfake, raw; 100%% = one core)\n")
+	if busy >= busyWarning {
+		fmt.Fprintf(w, "WARNING: other processes used up to %.0f%% CPU during some runs: those numbers and ratios are not trustworthy; rerun on a quiet machine\n", busy)
+	}
 
 	fmt.Fprintf(w, "\n== Broker memory: `runnel broker` process while bytes flow through (produce, then consume) ==\n")
 	var mem summary

@@ -95,3 +95,33 @@ func SelfCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// MachineCPU is the CPU time all processes on the machine have used since
+// boot (every CPU's busy time from /proc/stat: all but idle and iowait).
+// Less this process's and the broker's, it shows how much other load
+// shared the CPUs during a run.
+func MachineCPU() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, fmt.Errorf("/proc/stat: odd first line %q", line)
+	}
+	var busy int64
+	for i, s := range f[1:] {
+		if i >= 8 { // guest and guest_nice are already in user and nice
+			break
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/stat: %w", err)
+		}
+		if i != 3 && i != 4 { // idle, iowait
+			busy += v
+		}
+	}
+	return time.Duration(busy) * time.Second / clockTicks, nil
+}

@@ -124,8 +124,8 @@ func allocated(f func()) uint64 {
 // limit, allocating in proportion to the limit, not to the claimed or real
 // output size.
 func TestDecompressionBombs(t *testing.T) {
-	const bombSize = 32 << 20
-	const limit = 1 << 20
+	const bombSize = 16 << 20
+	const limit = 512 << 10
 	zeros := make([]byte, bombSize)
 	for _, c := range codecs[1:] {
 		t.Run(c.name, func(t *testing.T) {
@@ -136,8 +136,9 @@ func TestDecompressionBombs(t *testing.T) {
 			if !errors.Is(err, batch.ErrTooLarge) {
 				t.Fatalf("got %v, want ErrTooLarge", err)
 			}
-			// 2x the limit for buffer growth, plus lz4's 4 MB block buffer.
-			if n > 2*limit+5<<20 {
+			// 2x the limit for buffer growth, plus lz4's block buffers (two
+			// of 4 MiB when its pool is empty).
+			if n > 2*limit+9<<20 {
 				t.Fatalf("allocated %d bytes for a %d limit", n, limit)
 			}
 			t.Logf("allocated %d bytes", n)
@@ -192,7 +193,7 @@ func TestDecompressLyingHeaders(t *testing.T) {
 	w.Write([]byte("tiny"))
 	w.Close()
 	n = allocated(func() { _, err = batch.Decompress(nil, batch.CodecLZ4, buf.Bytes(), 64<<20) })
-	if n > 5<<20 {
+	if n > 9<<20 { // lz4's block buffers, see above
 		t.Fatalf("lz4 claim: allocated %d bytes", n)
 	}
 	t.Logf("lz4 lying size: %v, %d bytes allocated", err, n)
@@ -220,19 +221,22 @@ func TestSnappyExpansionBound(t *testing.T) {
 // Pooled decoders are shared between goroutines with different limits.
 func TestDecompressConcurrent(t *testing.T) {
 	in := bytes.Repeat([]byte("concurrent "), 3000)
+	comp := make([][]byte, len(codecs))
+	for i, c := range codecs {
+		comp[i] = compress(t, c.codec, c.xer, in)
+	}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
-			for i := range 50 {
-				c := codecs[1+(g+i)%(len(codecs)-1)]
-				comp := compress(t, c.codec, c.xer, in)
+			for i := range 25 {
+				ci := 1 + (g+i)%(len(codecs)-1)
 				limit := len(in) - 1 + (g % 2)
-				out, err := batch.Decompress(nil, c.codec, comp, limit)
+				out, err := batch.Decompress(nil, codecs[ci].codec, comp[ci], limit)
 				if g%2 == 1 && (err != nil || !bytes.Equal(out, in)) {
-					t.Errorf("%s: %v", c.name, err)
+					t.Errorf("%s: %v", codecs[ci].name, err)
 				}
 				if g%2 == 0 && !errors.Is(err, batch.ErrTooLarge) {
-					t.Errorf("%s: %v, want ErrTooLarge", c.name, err)
+					t.Errorf("%s: %v, want ErrTooLarge", codecs[ci].name, err)
 				}
 			}
 		})

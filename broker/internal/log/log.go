@@ -44,8 +44,9 @@ type Log struct {
 	leo atomic.Int64 // log end offset; stored with mu held
 	lso atomic.Int64 // log start offset; stored with mu held
 
-	flushNever atomic.Bool
-	failure    atomic.Pointer[error] // first write/fsync error; set once
+	flushNever    atomic.Bool
+	indexInterval atomic.Int32          // cfg.IndexIntervalBytes, for readers
+	failure       atomic.Pointer[error] // first write/fsync error; set once
 }
 
 // AppendResult describes an appended batch.
@@ -92,6 +93,7 @@ func (l *Log) SetConfig(c Config) {
 	defer l.appendMu.Unlock()
 	l.cfg = c.withDefaults()
 	l.flushNever.Store(l.cfg.FlushNever)
+	l.indexInterval.Store(l.cfg.IndexIntervalBytes)
 }
 
 // Close fsyncs the active segment, writes its indexes and the clean-shutdown

@@ -49,9 +49,11 @@ func (l *Log) Read(dst []byte, offset, maxOffset int64, maxBytes int, minOne boo
 	}
 	l.mu.RUnlock()
 
-	// Find the batch holding offset (at most an index interval away).
+	// Find the batch holding offset (about an index interval away). The first
+	// read usually brings in the answer too, saving a second syscall.
 	w := newWalker(f, start, stop)
 	defer w.release()
+	w.fill = int(min(int64(walkChunk), 2*int64(l.indexInterval.Load())+int64(max(maxBytes, 0))))
 	var first batch.Header
 	var firstPos int64
 	for {

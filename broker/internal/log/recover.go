@@ -33,6 +33,7 @@ func Open(opts Options) (*Log, error) {
 	}
 	l.cfg = opts.Config.withDefaults()
 	l.flushNever.Store(l.cfg.FlushNever)
+	l.indexInterval.Store(l.cfg.IndexIntervalBytes)
 	l.epochs = newEpochCache(l.fs, l.dir, l.leo.Load, l.fail, l.logger)
 	if err := l.createDir(); err != nil {
 		return nil, err

@@ -35,10 +35,11 @@ type batchWalker struct {
 	buf    *[]byte
 	bufPos int64 // file position of (*buf)[0]
 	n      int   // valid bytes in *buf
+	fill   int   // bytes to read per refill when fewer are needed; <= walkChunk
 }
 
 func newWalker(f vfs.File, start, end int64) batchWalker {
-	return batchWalker{f: f, pos: start, end: end, buf: walkBufPool.Get().(*[]byte)}
+	return batchWalker{f: f, pos: start, end: end, buf: walkBufPool.Get().(*[]byte), fill: walkChunk}
 }
 
 func (w *batchWalker) release() {
@@ -104,7 +105,7 @@ func (w *batchWalker) bytes(off int64, n int) ([]byte, error) {
 		b := make([]byte, n)
 		w.buf = &b
 	}
-	want := min(int64(len(*w.buf)), w.end-off)
+	want := min(int64(max(w.fill, n)), int64(len(*w.buf)), w.end-off)
 	w.n = 0
 	m, err := w.f.ReadAt((*w.buf)[:want], off)
 	if m < n {

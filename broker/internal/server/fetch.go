@@ -19,6 +19,10 @@ import (
 	"github.com/runnel-io/runnel/broker/internal/partition"
 )
 
+// noRecords is an empty, non-null records field: librdkafka rejects a null
+// one (size -1), and Kafka always sends an empty set.
+var noRecords = []byte{}
+
 func handleFetch(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.FetchRequest)
 	r.later = func() kmsg.Response { return c.fetch(req) }
@@ -57,6 +61,7 @@ func (c *conn) fetch(req *kmsg.FetchRequest) kmsg.Response {
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			sp.RecordBatches = noRecords
 			p := c.s.partition(name, rp.Partition)
 			switch {
 			case p == nil:
@@ -115,7 +120,7 @@ func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, tar
 	total, failed := 0, false
 	for _, t := range targets {
 		sp := &resp.Topics[t.ti].Partitions[t.pi]
-		sp.RecordBatches = nil
+		sp.RecordBatches = noRecords
 		max := min(int(t.max), budget-total)
 		if max <= 0 && total > 0 {
 			o := t.p.Offsets()
@@ -130,7 +135,9 @@ func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, tar
 			continue
 		}
 		sp.ErrorCode = 0
-		sp.RecordBatches = recs
+		if len(recs) > 0 {
+			sp.RecordBatches = recs
+		}
 		total += len(recs)
 	}
 	return total, failed

@@ -63,7 +63,12 @@ func applyConfigOp(cur map[string]string, resType int8, op kmsg.IncrementalAlter
 		if d.Type != kmsg.ConfigTypeList {
 			return fmt.Errorf("%w: %s is not a list, so it cannot be appended to or subtracted from", kerr.InvalidConfig, op.Name)
 		}
-		list := splitList(cur[op.Name])
+		// Like Kafka, start from the default when the key is not set.
+		v, set := cur[op.Name]
+		if !set {
+			v = d.Default
+		}
+		list := splitList(v)
 		for _, v := range splitList(value) {
 			if op.Op == kmsg.IncrementalAlterConfigOpAppend {
 				if !slices.Contains(list, v) {

@@ -90,6 +90,14 @@ func New(o Options) (*Server, error) {
 	if len(o.Config.Listeners) == 0 {
 		return nil, errors.New("server: no listener configured (listeners)")
 	}
+	if len(o.Config.Listeners) > 1 {
+		return nil, fmt.Errorf("server: %d listeners configured; only one is supported so far", len(o.Config.Listeners))
+	}
+	for _, l := range o.Config.Listeners {
+		if l.SecurityProtocol != "PLAINTEXT" {
+			return nil, fmt.Errorf("server: listener %s uses %s; only PLAINTEXT is supported so far", l, l.SecurityProtocol)
+		}
+	}
 	s := &Server{
 		cfg:     o.Config,
 		static:  o.Static,

@@ -44,7 +44,7 @@ func FuzzReadFrame(f *testing.F) {
 		if int32(len(got)) != size || size > maxSize || !bytes.Equal(got, in[4:4+size]) {
 			t.Fatalf("frame of %d bytes for size %d, max %d", len(got), size, maxSize)
 		}
-		if int(size) <= cap(buf) && size > 0 && &got[0] != &buf[:1][0] {
+		if cap(buf) >= 4 && int(size) <= cap(buf) && size > 0 && &got[0] != &buf[:1][0] {
 			t.Fatal("frame that fits not read into buf")
 		}
 	})

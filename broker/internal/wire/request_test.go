@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -212,6 +213,20 @@ func roundTrip(t *testing.T, key, version int16, clientID *string) {
 	if re := format(got); !bytes.Equal(re, enc) {
 		t.Fatalf("re-encoding differs:\n got %x\nwant %x", re, enc)
 	}
+	// Strings are copies, even those the trailing-bytes probe aliased:
+	// reusing the frame leaves them alone.
+	before := strings(got)
+	for i := range frame {
+		frame[i] = 'Z'
+	}
+	if after := strings(got); !slices.Equal(before, after) {
+		t.Fatalf("strings changed with the frame:\n%q\n%q", before, after)
+	}
+	frame, err = wire.ReadFrame(bytes.NewReader(enc), nil, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, body, _ = wire.ParseRequestHeader(frame)
 
 	if len(body) > 0 {
 		if _, err := wire.DecodeRequest(h, body[:len(body)-1]); !errors.Is(err, wire.ErrMalformedRequest) {
@@ -290,4 +305,32 @@ func BenchmarkDecodeProduce(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// strings returns every string in the request v, in field order.
+func strings(v any) []string {
+	var out []string
+	var walk func(reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.String:
+			out = append(out, v.String())
+		case reflect.Pointer, reflect.Interface:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		}
+	}
+	walk(reflect.ValueOf(v))
+	return out
 }

@@ -1,0 +1,81 @@
+package bench_test
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+
+	"github.com/runnel-io/runnel/bench/internal/harness"
+)
+
+// TestTargets runs a tiny produce and consume against every benchmark
+// target, so a broken target shows up in `go test` and not only in
+// `make bench`. The broker process is skipped with -short (it builds the
+// runnel binary).
+func TestTargets(t *testing.T) {
+	for _, tg := range targets {
+		t.Run(tg.name, func(t *testing.T) {
+			if tg.name == "runnel-proc" && testing.Short() {
+				t.Skip("builds and starts the runnel binary")
+			}
+			srv := tg.start(t)
+			ctx := t.Context()
+			log := &harness.ClientLog{}
+			cl, err := harness.NewClient([]string{srv.addr}, log, harness.ProducerOpts(100)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			adm := kadm.NewClient(cl)
+			if err := harness.CreateTopic(ctx, adm, "tiny", 3, nil); err != nil {
+				t.Fatal(err)
+			}
+			if err := harness.Produce(ctx, cl, "tiny", 2000, harness.Payload(100), srv.health); err != nil {
+				t.Fatal(err)
+			}
+			d, err := harness.LoadDataset(ctx, adm, "tiny", 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := d.Records(); got != 2000 {
+				t.Fatalf("end offsets hold %d records, want 2000", got)
+			}
+			if err := harness.Consume(ctx, []string{srv.addr}, d, 3000, log, srv.health); err != nil {
+				t.Fatal(err)
+			}
+			if err := harness.DeleteTopic(ctx, adm, "tiny"); err != nil {
+				t.Fatal(err)
+			}
+			if n := log.Count(); n > 0 {
+				t.Errorf("%d client warnings, first: %q", n, log.First())
+			}
+		})
+	}
+}
+
+// TestMemcheck pushes a few MiB through a broker process with segments and
+// retention small enough that old segments are deleted on the way.
+func TestMemcheck(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the runnel binary")
+	}
+	bin, err := runnelBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := harness.Memcheck(t.Context(), harness.MemcheckConfig{
+		Bin: bin, Dir: t.TempDir(),
+		Bytes: 12 << 20, Round: 2 << 20, ValueSize: 1024, Partitions: 2,
+		SegmentBytes: 1 << 20, RetentionBytes: 3 << 20,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", res)
+	if res.Bytes != 12<<20 || res.HWM <= 0 || res.HWM < res.MaxRSS || res.MaxDisk <= 0 {
+		t.Fatalf("implausible result %+v", res)
+	}
+	if res.ClientWarnings != 0 {
+		t.Errorf("%d client warnings", res.ClientWarnings)
+	}
+}
