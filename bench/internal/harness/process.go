@@ -61,6 +61,8 @@ func StartProcess(ctx context.Context, bin, dataDir string, flags ...string) (*P
 		"--log-level", "warn",
 	}, flags...)
 	cmd := exec.Command(bin, args...)
+	// A benchmark killed by its timeout must not leave a broker behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return nil, err

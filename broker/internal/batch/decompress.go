@@ -149,54 +149,72 @@ func decompressLZ4(dst, src []byte, limit int) ([]byte, error) {
 	return readBounded(dst, d.r, len(src), limit)
 }
 
-// zstd: klauspost's DecodeAll, bounded by WithDecoderMaxMemory. That bound
-// is checked against a frame's declared content size before anything is
-// allocated, and against the output after every block (at most 128 KiB).
-// It also bounds the window a frame may declare: a frame whose window is
-// larger than the limit is refused as too large, even if its content is
-// small. A pooled decoder keeps the bound it was last set to, so a broker
-// that always uses the same limit never resets options.
-
-type zstdDecoder struct {
-	d     *zstd.Decoder
-	bound int
-}
+// zstd: klauspost's DecodeAll, with WithDecodeAllCapLimit: it decodes into
+// the spare capacity of dst and fails rather than grow it, so the output is
+// bounded by the capacity given, whatever sizes or windows the frame
+// declares. (DecodeAll keeps its history in dst, so a large declared window,
+// 2 MiB from a streaming compressor at the default level, 128 MiB at level
+// 22, costs nothing.)
+//
+// The room allowed starts at the frame's declared content size, or a guess
+// from the compressed size when it has none, and doubles up to the limit,
+// decoding again each time the room runs out. The capacity given is the
+// room plus one block (at most 128 KiB): a block never decodes to more, so
+// a failure with a block's worth of capacity to spare is corrupt data, and
+// one without it means the output passed the room.
 
 var zstdPool = sync.Pool{New: func() any {
 	d, err := zstd.NewReader(nil,
 		zstd.WithDecoderConcurrency(1),
 		zstd.WithDecoderLowmem(true),
+		zstd.WithDecodeAllCapLimit(true),
+		zstd.WithDecoderMaxMemory(1<<62), // the capacity is the bound
 	)
 	if err != nil {
 		panic(err) // only bad options fail, and these are constant
 	}
-	return &zstdDecoder{d: d}
+	return d
 }}
 
+const (
+	// zstdGuessRatio sizes the first room for a frame without a content size.
+	zstdGuessRatio = 8
+	// zstdMaxBlock is the most one zstd block decodes to (the format's
+	// Block_Maximum_Size), plus the slack the decoder wants.
+	zstdMaxBlock = 128<<10 + 64
+)
+
 func decompressZstd(dst, src []byte, limit int) ([]byte, error) {
-	d := zstdPool.Get().(*zstdDecoder)
+	room := min(limit, max(zstdGuessRatio*len(src), 64<<10))
+	var h zstd.Header
+	if h.Decode(src) == nil && h.HasFCS {
+		if h.FrameContentSize > uint64(limit) {
+			return nil, tooLarge(limit)
+		}
+		room = int(h.FrameContentSize) // later frames, if any, grow it
+	}
+	d := zstdPool.Get().(*zstd.Decoder)
 	defer zstdPool.Put(d)
 	start := len(dst)
-	// DecodeAll counts what dst already holds against the bound in one of
-	// its checks, so the bound includes it; the exact limit is checked below.
-	if bound := start + limit; d.bound != bound {
-		if err := d.d.ResetWithOptions(nil, zstd.WithDecoderMaxMemory(uint64(bound))); err != nil {
-			return nil, err
+	for {
+		capacity := room + zstdMaxBlock
+		if cap(dst)-start < capacity {
+			dst = slices.Grow(dst, capacity)
 		}
-		d.bound = bound
+		out, err := d.DecodeAll(src, dst[:start:start+capacity])
+		done := max(len(out)-start, 0) // on error, the blocks before the failing one
+		switch {
+		case err == nil && done <= limit:
+			return out, nil
+		case err == nil:
+			return nil, tooLarge(limit)
+		case !errors.Is(err, zstd.ErrDecoderSizeExceeded) && done+zstdMaxBlock <= capacity:
+			return nil, err // failed with a block's room to spare: corrupt
+		case room >= limit || done > limit:
+			return nil, tooLarge(limit)
+		}
+		room = min(2*room, limit)
 	}
-	out, err := d.d.DecodeAll(src, dst)
-	switch {
-	case errors.Is(err, zstd.ErrWindowSizeExceeded):
-		return nil, fmt.Errorf("%w: zstd frame declares a window over %d bytes", ErrTooLarge, limit)
-	case errors.Is(err, zstd.ErrDecoderSizeExceeded):
-		return nil, tooLarge(limit)
-	case err != nil:
-		return nil, err
-	case len(out)-start > limit:
-		return nil, tooLarge(limit)
-	}
-	return out, nil
 }
 
 // snappy: raw blocks or xerial framing, decoded with s2 (a superset of

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -26,22 +27,14 @@ func TestDecompressRoundTrip(t *testing.T) {
 		for name, in := range inputs {
 			t.Run(c.name+"/"+name, func(t *testing.T) {
 				comp := compress(t, c.codec, c.xer, in)
-				limit := len(in)
-				if c.codec == batch.CodecZstd {
-					limit = max(limit, 1024) // the smallest zstd window
-				}
-				out, err := batch.Decompress([]byte("prefix:"), c.codec, comp, limit)
+				out, err := batch.Decompress([]byte("prefix:"), c.codec, comp, len(in))
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !bytes.HasPrefix(out, []byte("prefix:")) || !bytes.Equal(out[7:], in) {
 					t.Fatalf("round trip differs (%d bytes, want %d)", len(out)-7, len(in))
 				}
-				// One byte less is over the limit. (zstd refuses frames whose
-				// window exceeds the limit, and windows are at least 1 KiB.)
-				if c.codec == batch.CodecZstd && len(in) < 1024 {
-					return
-				}
+				// One byte less is over the limit.
 				if _, err := batch.Decompress(nil, c.codec, comp, len(in)-1); !errors.Is(err, batch.ErrTooLarge) {
 					t.Fatalf("limit-1: %v, want ErrTooLarge", err)
 				}
@@ -197,6 +190,63 @@ func TestDecompressLyingHeaders(t *testing.T) {
 		t.Fatalf("lz4 claim: allocated %d bytes", n)
 	}
 	t.Logf("lz4 lying size: %v, %d bytes allocated", err, n)
+}
+
+// A zstd frame may declare a window far larger than its content, as
+// streaming compressors do (the Java client's: 2 MiB at the default level,
+// 128 MiB at level 22). Only the content counts against the limit.
+func TestZstdLargeWindow(t *testing.T) {
+	in := bytes.Repeat([]byte("windows are not content. "), 400)
+	var buf bytes.Buffer
+	w, err := zstd.NewWriter(&buf, zstd.WithWindowSize(128<<20), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(in)
+	w.Flush() // a stream: the header goes out before the size is known
+	w.Close()
+	var h zstd.Header
+	if err := h.Decode(buf.Bytes()); err != nil || h.HasFCS || h.WindowSize != 128<<20 {
+		t.Fatalf("frame header %+v, %v", h, err)
+	}
+	var out []byte
+	n := allocated(func() { out, err = batch.Decompress(nil, batch.CodecZstd, buf.Bytes(), len(in)) })
+	if err != nil || !bytes.Equal(out, in) {
+		t.Fatalf("decode: %v", err)
+	}
+	if n > 1<<20 {
+		t.Fatalf("allocated %d bytes for %d", n, len(in))
+	}
+	if _, err := batch.Decompress(nil, batch.CodecZstd, buf.Bytes(), len(in)-1); !errors.Is(err, batch.ErrTooLarge) {
+		t.Fatalf("limit-1: %v", err)
+	}
+	// Without a content size, the output buffer grows by decoding again:
+	// a frame that expands far past the first guess still decodes.
+	buf.Reset()
+	w.Reset(&buf)
+	big := make([]byte, 4<<20)
+	w.Write(big)
+	w.Flush()
+	w.Close()
+	if out, err := batch.Decompress(nil, batch.CodecZstd, buf.Bytes(), len(big)); err != nil || len(out) != len(big) {
+		t.Fatalf("high ratio: %d bytes, %v", len(out), err)
+	}
+	// The same stream is a bomb for a smaller limit: refused, having
+	// allocated the doubling rooms up to the limit, each with one block.
+	const limit = 512 << 10
+	n = allocated(func() { _, err = batch.Decompress(nil, batch.CodecZstd, buf.Bytes(), limit) })
+	if !errors.Is(err, batch.ErrTooLarge) {
+		t.Fatalf("stream bomb: %v", err)
+	}
+	if n > 4*(limit+128<<10) {
+		t.Fatalf("stream bomb: allocated %d bytes", n)
+	}
+	// Corrupt data in the middle of the stream is corrupt, not too large.
+	bad := append([]byte(nil), buf.Bytes()...)
+	bad[len(bad)/2] ^= 0xff
+	if _, err := batch.Decompress(nil, batch.CodecZstd, bad, len(big)); !errors.Is(err, batch.ErrDecompress) {
+		t.Fatalf("corrupt stream: %v", err)
+	}
 }
 
 func xerialFrame(block []byte) []byte {

@@ -94,4 +94,23 @@
 //
 // The log starts no goroutines. The broker drives time-based work: MaybeRoll
 // (segment.ms) and EnforceRetention from tickers.
+//
+// # Files of this package
+//
+//	log.go        the Log type, accessors, SetConfig, Close, Delete, failed state
+//	config.go     Config, Options, defaults
+//	append.go     Append, AppendFollower, roll (size, segment.ms), MaybeRoll
+//	sync.go       Sync: group commit
+//	read.go       Read, FirstBatchAtOrAfterTime, MaxTimestampBatch
+//	scan.go       Scan (batch headers, for rebuilding producer state)
+//	retention.go  DeleteRecords, EnforceRetention, segment deletion
+//	truncate.go   Truncate and emptying the log at an offset
+//	recover.go    Open: directory load, index checks, segment scan and repair
+//	segment.go    a segment's in-memory state; ref-counted segment files
+//	index.go      the sparse offset and time indexes
+//	walker.go     chunked batch-by-batch reading of a segment file
+//	epoch.go      EpochCache and the leader-epoch-checkpoint format
+//	checkpoint.go atomic small-file writes, directory fsync, log-start-offset
+//	names.go      file names
+//	errors.go     sentinel errors
 package log

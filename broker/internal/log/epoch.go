@@ -10,8 +10,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// EpochEntry says that leader epoch Epoch started at offset StartOffset.
-type EpochEntry struct {
+// epochEntry says that leader epoch Epoch started at offset StartOffset.
+type epochEntry struct {
 	Epoch       int32
 	StartOffset int64
 }
@@ -35,7 +35,7 @@ type EpochCache struct {
 	writeMu sync.Mutex // serializes checkpoint writes; taken before mu
 	mu      struct {
 		sync.RWMutex
-		entries []EpochEntry // epochs and start offsets strictly increasing
+		entries []epochEntry // epochs and start offsets strictly increasing
 	}
 }
 
@@ -73,7 +73,7 @@ func (c *EpochCache) assignLocked(epoch int32, startOffset int64) bool {
 		c.logger.Warn("log: new leader epoch truncates conflicting epoch entries",
 			"dir", c.dir, "epoch", epoch, "startOffset", startOffset, "removed", fmt.Sprint(removed))
 	}
-	c.mu.entries = append(es[:n], EpochEntry{Epoch: epoch, StartOffset: startOffset})
+	c.mu.entries = append(es[:n], epochEntry{Epoch: epoch, StartOffset: startOffset})
 	return true
 }
 
@@ -186,10 +186,10 @@ func (c *EpochCache) clear() error {
 }
 
 // entries returns a copy of the cached entries, oldest first.
-func (c *EpochCache) entries() []EpochEntry {
+func (c *EpochCache) entries() []epochEntry {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return append([]EpochEntry(nil), c.mu.entries...)
+	return append([]epochEntry(nil), c.mu.entries...)
 }
 
 // encodeIf returns the checkpoint file contents if changed, else nil.
@@ -223,8 +223,8 @@ func (c *EpochCache) persist(data []byte) error {
 }
 
 // parseEpochCheckpoint parses the leader-epoch-checkpoint file.
-func parseEpochCheckpoint(b []byte) ([]EpochEntry, error) {
-	bad := func(why string) ([]EpochEntry, error) {
+func parseEpochCheckpoint(b []byte) ([]epochEntry, error) {
+	bad := func(why string) ([]epochEntry, error) {
 		return nil, fmt.Errorf("%w: %s: %s", ErrCorrupt, epochCheckpointFile, why)
 	}
 	s := string(b)
@@ -239,7 +239,7 @@ func parseEpochCheckpoint(b []byte) ([]EpochEntry, error) {
 	if err != nil || n < 0 || n != len(lines)-2 {
 		return bad("entry count does not match")
 	}
-	es := make([]EpochEntry, 0, n)
+	es := make([]epochEntry, 0, n)
 	for _, line := range lines[2:] {
 		f := strings.Fields(line)
 		if len(f) != 2 {
@@ -253,7 +253,7 @@ func parseEpochCheckpoint(b []byte) ([]EpochEntry, error) {
 		if k := len(es); k > 0 && (int32(epoch) <= es[k-1].Epoch || off < es[k-1].StartOffset) {
 			return bad("entries out of order")
 		}
-		es = append(es, EpochEntry{Epoch: int32(epoch), StartOffset: off})
+		es = append(es, epochEntry{Epoch: int32(epoch), StartOffset: off})
 	}
 	return es, nil
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-func newTestEpochCache(t *testing.T, fs vfs.FS, leo int64, entries ...EpochEntry) *EpochCache {
+func newTestEpochCache(t *testing.T, fs vfs.FS, leo int64, entries ...epochEntry) *EpochCache {
 	t.Helper()
 	if err := fs.MkdirAll("/p", 0o755); err != nil {
 		t.Fatal(err)
@@ -25,7 +25,7 @@ func newTestEpochCache(t *testing.T, fs vfs.FS, leo int64, entries ...EpochEntry
 
 func TestEpochCacheEndOffsetFor(t *testing.T) {
 	// Epochs 2@10, 4@20, 7@35; LEO 50.
-	entries := []EpochEntry{{2, 10}, {4, 20}, {7, 35}}
+	entries := []epochEntry{{2, 10}, {4, 20}, {7, 35}}
 	tests := []struct {
 		epoch     int32
 		wantEpoch int32
@@ -125,12 +125,11 @@ func TestEpochCacheOperations(t *testing.T) {
 
 func TestEpochCheckpointFormat(t *testing.T) {
 	fs := vfs.NewMem()
-	c := newTestEpochCache(t, fs, 0, EpochEntry{0, 0}, EpochEntry{3, 120})
+	newTestEpochCache(t, fs, 0, epochEntry{0, 0}, epochEntry{3, 120})
 	b, _ := readWholeFile(fs, "/p/"+epochCheckpointFile)
 	if string(b) != "0\n2\n0 0\n3 120\n" {
 		t.Fatalf("checkpoint %q", b)
 	}
-	_ = c
 	for _, bad := range []string{"", "1\n0\n", "0\n1\n", "0\n1\n1\n", "0\n1\nx 1\n", "0\n2\n3 5\n2 9\n", "0\n1\n-1 0\n", "0\n1\n1 2"} {
 		if _, err := parseEpochCheckpoint([]byte(bad)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("parse(%q) = %v", bad, err)

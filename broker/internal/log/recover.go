@@ -111,6 +111,13 @@ func (l *Log) load() error {
 			}
 		}
 	}
+	if clean {
+		// From now on a crash must force a scan. The directory is fsynced
+		// before Open returns, so before anything is appended.
+		if err := l.fs.Remove(l.path(cleanShutdownFile)); err != nil && !isNotExist(err) {
+			return err
+		}
+	}
 	slices.Sort(bases)
 	for base, files := range indexes { // index files without a segment
 		if _, found := slices.BinarySearch(bases, base); !found {
@@ -126,7 +133,7 @@ func (l *Log) load() error {
 		return err
 	}
 
-	var scannedEpochs []EpochEntry // epochs seen in scanned batches, for repairing the cache
+	var scannedEpochs []epochEntry // epochs seen in scanned batches, for repairing the cache
 	var rebuilt []*segment         // segments whose indexes were rebuilt
 	for i, base := range bases {
 		last := i == len(bases)-1
@@ -158,7 +165,7 @@ func (l *Log) load() error {
 		if ok {
 			continue
 		}
-		truncated, err := l.recoverSegment(s, func(e EpochEntry) { scannedEpochs = append(scannedEpochs, e) })
+		truncated, err := l.recoverSegment(s, func(e epochEntry) { scannedEpochs = append(scannedEpochs, e) })
 		if err != nil {
 			return err
 		}
@@ -213,12 +220,6 @@ func (l *Log) load() error {
 	}
 	if err := l.setRollBase(act); err != nil {
 		return err
-	}
-	if clean {
-		// From now on a crash must force a scan.
-		if err := l.fs.Remove(l.path(cleanShutdownFile)); err != nil && !isNotExist(err) {
-			return err
-		}
 	}
 	return syncDir(l.fs, l.dir)
 }
@@ -328,7 +329,7 @@ func (l *Log) loadIndexes(s *segment, expectNext int64) (bool, error) {
 // the indexes, and truncates the file at the first invalid or partial batch.
 // onEpoch is called with each batch whose leader epoch differs from the
 // previous batch's. It reports whether it truncated.
-func (l *Log) recoverSegment(s *segment, onEpoch func(EpochEntry)) (truncated bool, err error) {
+func (l *Log) recoverSegment(s *segment, onEpoch func(epochEntry)) (truncated bool, err error) {
 	st, err := s.file.f.Stat()
 	if err != nil {
 		return false, err
@@ -356,7 +357,7 @@ func (l *Log) recoverSegment(s *segment, onEpoch func(EpochEntry)) (truncated bo
 			s.addBatch(&h, pos, int64(len(raw)), l.cfg.IndexIntervalBytes, nowMs)
 			if h.PartitionLeaderEpoch != lastEpoch && h.PartitionLeaderEpoch >= 0 {
 				lastEpoch = h.PartitionLeaderEpoch
-				onEpoch(EpochEntry{Epoch: h.PartitionLeaderEpoch, StartOffset: h.BaseOffset})
+				onEpoch(epochEntry{Epoch: h.PartitionLeaderEpoch, StartOffset: h.BaseOffset})
 			}
 		}
 	}
@@ -375,71 +376,15 @@ func (l *Log) recoverSegment(s *segment, onEpoch func(EpochEntry)) (truncated bo
 	return true, nil
 }
 
-// truncateFile cuts s's file to size bytes and fsyncs it. Files that cannot
-// be truncated in place (MemFS, errorfs) are rewritten: the kept prefix is
-// copied to a temp file that is renamed over the segment. It returns the file
-// to use from now on: s.file, or a new file that the caller installs (with
-// readMu and mu held once the Log is shared) before releasing the old one.
-// Readers must not look past size while this runs.
-func (l *Log) truncateFile(s *segment, size int64) (*segFile, error) {
-	name := segmentFileName(s.base, logSuffix)
-	if t, ok := s.file.f.(interface{ Truncate(int64) error }); ok {
-		if err := t.Truncate(size); err != nil {
-			return nil, fmt.Errorf("log: truncate %s: %w", name, err)
-		}
-		if err := s.file.f.Sync(); err != nil {
-			return nil, fmt.Errorf("log: fsync %s: %w", name, err)
-		}
-		return s.file, nil
-	}
-	tmp := l.path(name + tmpSuffix)
-	nf, err := l.fs.Create(tmp, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return nil, fmt.Errorf("log: truncate %s: %w", name, err)
-	}
-	if err := copyPrefix(nf, s.file.f, size); err != nil {
-		_ = nf.Close()
-		return nil, fmt.Errorf("log: truncate %s: %w", name, err)
-	}
-	if err := nf.Sync(); err != nil {
-		_ = nf.Close()
-		return nil, fmt.Errorf("log: fsync %s: %w", tmp, err)
-	}
-	if err := l.fs.Rename(tmp, l.path(name)); err != nil {
-		_ = nf.Close()
-		return nil, fmt.Errorf("log: truncate %s: %w", name, err)
-	}
-	if err := syncDir(l.fs, l.dir); err != nil {
-		_ = nf.Close()
-		return nil, err
-	}
-	return newSegFile(nf), nil
-}
-
-func copyPrefix(dst, src vfs.File, size int64) error {
-	buf := make([]byte, min(size, 1<<20))
-	for off := int64(0); off < size; {
-		n := min(int64(len(buf)), size-off)
-		if err := readAt(src, buf[:n], off); err != nil {
-			return err
-		}
-		if _, err := dst.WriteAt(buf[:n], off); err != nil {
-			return err
-		}
-		off += n
-	}
-	return nil
-}
-
 // loadEpochs loads the leader-epoch checkpoint and repairs it against the
 // recovered log: epochs seen in scanned batches are assigned, entries at or
 // beyond the log end offset dropped, the first entry moved up to the log
 // start offset. A missing or unreadable checkpoint is rebuilt from the
 // epochs stamped in every batch.
-func (l *Log) loadEpochs(scanned []EpochEntry, lso, leo int64) error {
+func (l *Log) loadEpochs(scanned []epochEntry, lso, leo int64) error {
 	c := l.epochs
 	b, err := readWholeFile(l.fs, l.path(epochCheckpointFile))
-	var entries []EpochEntry
+	var entries []epochEntry
 	rebuild := false
 	switch {
 	case isNotExist(err):
@@ -474,8 +419,8 @@ func (l *Log) loadEpochs(scanned []EpochEntry, lso, leo int64) error {
 
 // collectEpochs walks every batch header and returns an entry for each change
 // of leader epoch.
-func (l *Log) collectEpochs() ([]EpochEntry, error) {
-	var es []EpochEntry
+func (l *Log) collectEpochs() ([]epochEntry, error) {
+	var es []epochEntry
 	lastEpoch := int32(-1)
 	for _, s := range l.mu.segments {
 		w := newWalker(s.file.f, 0, s.size)
@@ -490,7 +435,7 @@ func (l *Log) collectEpochs() ([]EpochEntry, error) {
 			}
 			if h.PartitionLeaderEpoch >= 0 && h.PartitionLeaderEpoch != lastEpoch {
 				lastEpoch = h.PartitionLeaderEpoch
-				es = append(es, EpochEntry{Epoch: h.PartitionLeaderEpoch, StartOffset: h.BaseOffset})
+				es = append(es, epochEntry{Epoch: h.PartitionLeaderEpoch, StartOffset: h.BaseOffset})
 			}
 		}
 		w.release()

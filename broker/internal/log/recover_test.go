@@ -22,7 +22,7 @@ func TestCrashKeepsOnlySyncedBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	synced := l.LogEndOffset()
-	unsynced := appendN(t, l, 5, 2, 2000, 100, 1) // no Sync, no roll in between
+	appendN(t, l, 5, 2, 2000, 100, 1) // no Sync, no roll in between
 	if l.NumSegments() != 3 {
 		t.Fatalf("setup: %d segments", l.NumSegments())
 	}
@@ -41,7 +41,6 @@ func TestCrashKeepsOnlySyncedBatches(t *testing.T) {
 		t.Fatalf("Append after recovery: %+v, %v", res, err)
 	}
 	mustClose(t, l)
-	_ = unsynced
 }
 
 func TestCrashRollMakesOldSegmentsDurable(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Truncate drops every batch that holds an offset >= to (replication,
@@ -192,4 +194,60 @@ func (l *Log) restartAt(offset int64) error {
 	l.syncedTo.Store(offset)
 	l.logger.Warn("log: emptied and restarted", "dir", l.dir, "offset", offset, "segmentsDeleted", len(old))
 	return l.epochs.clear()
+}
+
+// truncateFile cuts s's file to size bytes and fsyncs it. Files that cannot
+// be truncated in place (MemFS, errorfs) are rewritten: the kept prefix is
+// copied to a temp file that is renamed over the segment. It returns the file
+// to use from now on: s.file, or a new file that the caller installs (with
+// readMu and mu held once the Log is shared) before releasing the old one.
+// Readers must not look past size while this runs.
+func (l *Log) truncateFile(s *segment, size int64) (*segFile, error) {
+	name := segmentFileName(s.base, logSuffix)
+	if t, ok := s.file.f.(interface{ Truncate(int64) error }); ok {
+		if err := t.Truncate(size); err != nil {
+			return nil, fmt.Errorf("log: truncate %s: %w", name, err)
+		}
+		if err := s.file.f.Sync(); err != nil {
+			return nil, fmt.Errorf("log: fsync %s: %w", name, err)
+		}
+		return s.file, nil
+	}
+	tmp := l.path(name + tmpSuffix)
+	nf, err := l.fs.Create(tmp, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return nil, fmt.Errorf("log: truncate %s: %w", name, err)
+	}
+	if err := copyPrefix(nf, s.file.f, size); err != nil {
+		_ = nf.Close()
+		return nil, fmt.Errorf("log: truncate %s: %w", name, err)
+	}
+	if err := nf.Sync(); err != nil {
+		_ = nf.Close()
+		return nil, fmt.Errorf("log: fsync %s: %w", tmp, err)
+	}
+	if err := l.fs.Rename(tmp, l.path(name)); err != nil {
+		_ = nf.Close()
+		return nil, fmt.Errorf("log: truncate %s: %w", name, err)
+	}
+	if err := syncDir(l.fs, l.dir); err != nil {
+		_ = nf.Close()
+		return nil, err
+	}
+	return newSegFile(nf), nil
+}
+
+func copyPrefix(dst, src vfs.File, size int64) error {
+	buf := make([]byte, min(size, 1<<20))
+	for off := int64(0); off < size; {
+		n := min(int64(len(buf)), size-off)
+		if err := readAt(src, buf[:n], off); err != nil {
+			return err
+		}
+		if _, err := dst.WriteAt(buf[:n], off); err != nil {
+			return err
+		}
+		off += n
+	}
+	return nil
 }

@@ -326,8 +326,40 @@ func (p *Partition) Offsets() Offsets {
 // bounded by maxBytes (the first batch is returned whole if minOne).
 func (p *Partition) Read(dst []byte, offset int64, maxBytes int, minOne bool) ([]byte, Offsets, error) {
 	o := p.Offsets()
-	out, err := p.log.Read(dst, offset, o.HighWatermark, maxBytes, minOne)
-	return out, o, err
+	start := len(dst)
+	// The log reads within one segment at a time; continue into the next
+	// until maxBytes is used or the high watermark reached.
+	for offset < o.HighWatermark {
+		before := len(dst)
+		var err error
+		dst, err = p.log.Read(dst, offset, o.HighWatermark, maxBytes-(before-start), minOne && before == start)
+		if err != nil {
+			return dst, o, err
+		}
+		if len(dst) == before {
+			break
+		}
+		next, ok := nextOffset(dst[before:])
+		if !ok {
+			break
+		}
+		offset = next
+	}
+	return dst, o, nil
+}
+
+// nextOffset returns the offset after the last whole batch in b.
+func nextOffset(b []byte) (int64, bool) {
+	next, ok := int64(0), false
+	for len(b) >= batch.HeaderSize {
+		h, err := batch.ParseHeader(b)
+		if err != nil || h.Size() > len(b) {
+			break
+		}
+		next, ok = h.LastOffset()+1, true
+		b = b[h.Size():]
+	}
+	return next, ok
 }
 
 // Wait registers ch to receive a value (without blocking) whenever the high

@@ -228,3 +228,26 @@ func TestDeleteRecords(t *testing.T) {
 		t.Fatalf("delete to hw: %d %v", low, err)
 	}
 }
+
+func TestReadCrossesSegments(t *testing.T) {
+	cfg := testConfig()
+	cfg.Log.SegmentBytes = 300 // a few batches per segment
+	p := openTest(t, vfs.NewMem(), cfg, nil)
+	defer p.Close()
+	for range 10 {
+		if _, err := p.Append(makeBatch(2, 0, -1, -1, -1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Commit()
+	if p.Log().NumSegments() < 3 {
+		t.Fatalf("want several segments, got %d", p.Log().NumSegments())
+	}
+	got, _, err := p.Read(nil, 0, 1<<20, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next, _ := nextOffset(got); next != 20 {
+		t.Fatalf("one read ended at offset %d, want all 20 records across segments", next)
+	}
+}
