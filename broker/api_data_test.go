@@ -329,6 +329,7 @@ func TestFetchLongPollReturnsWhenDataArrives(t *testing.T) {
 	fetcher := dialRaw(t, b.Addr())
 	corr := fetcher.send(fetchReq("poll", 0, 1, -1, 10000, 1)) // at the log end; wait up to 10s
 	start := time.Now()
+	waitDispatched(t, fetcher, rc, "poll-marker")
 	go func() {
 		resp := kmsg.NewPtrFetchResponse()
 		resp.Version = 12
@@ -436,6 +437,24 @@ func TestCreatePartitionsThenProduceToTheNewOnes(t *testing.T) {
 	}
 }
 
+// waitDispatched returns once every request sent so far on c has been
+// dispatched: c's requests are read in order, so it sends a CreateTopics for
+// marker after them and polls (on other) until the topic exists. A fetch
+// sent before is then waiting (a metadata commit has passed since).
+func waitDispatched(t *testing.T, c, other *rawConn, marker string) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.Version = 7
+	req.TimeoutMillis = 10000
+	req.Topics = append(req.Topics, topicReq(marker, 1, 1, nil))
+	c.send(req)
+	for deadline := time.Now().Add(ioTimeout); metadataFor(t, other, marker).Topics[0].ErrorCode != 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("marker topic %s not created within %v", marker, ioTimeout)
+		}
+	}
+}
+
 // Kafka completes a waiting fetch at once when a partition it waits on goes
 // away (DelayedFetch.tryComplete, case A), rather than at max_wait.
 func TestFetchWaitingOnADeletedTopicReturnsPromptly(t *testing.T) {
@@ -445,6 +464,7 @@ func TestFetchWaitingOnADeletedTopicReturnsPromptly(t *testing.T) {
 	fetcher := dialRaw(t, b.Addr())
 	corr := fetcher.send(fetchReq("doomed", 0, 0, -1, 6000, 1))
 	start := time.Now()
+	waitDispatched(t, fetcher, rc, "doomed-marker")
 	done := make(chan error, 1)
 	resp := kmsg.NewPtrFetchResponse()
 	resp.Version = 12

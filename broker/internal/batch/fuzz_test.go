@@ -2,6 +2,7 @@ package batch_test
 
 import (
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -27,6 +28,13 @@ func FuzzValidate(f *testing.F) {
 		f.Add(build(f, c.codec, c.xer, many(3, 40), func(rb *kmsg.RecordBatch) {
 			rb.ProducerID, rb.ProducerEpoch, rb.FirstSequence = 9, 1, 0
 		}), uint8(1|2|8))
+	}
+	for _, name := range []string{"gzip", "snappy", "lz4", "zstd"} {
+		b, err := os.ReadFile("testdata/kafka-python/" + name + ".bin")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, uint8(1))
 	}
 	f.Fuzz(func(t *testing.T, b []byte, flags uint8) {
 		opts := batch.ValidateOptions{

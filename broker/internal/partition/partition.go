@@ -116,6 +116,14 @@ func Open(o Options) (*Partition, error) {
 		l.Close()
 		return nil, err
 	}
+	// As Kafka's makeLeader: the leader's epoch starts at its log end, so
+	// OffsetForLeaderEpoch answers even before the first append.
+	if e, _ := l.Epochs().Latest(); e < o.LeaderEpoch {
+		if err := l.Epochs().Assign(o.LeaderEpoch, l.LogEndOffset()); err != nil {
+			l.Close()
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -295,6 +303,11 @@ func (p *Partition) advanceHW(hw int64) {
 		return
 	}
 	p.mu.hw = hw
+	p.wakeLocked()
+}
+
+// wakeLocked signals every waiting fetch.
+func (p *Partition) wakeLocked() {
 	for ch := range p.mu.waiters {
 		select {
 		case ch <- struct{}{}:
@@ -325,7 +338,16 @@ func (p *Partition) Offsets() Offsets {
 // Read appends to dst whole batches from offset up to the high watermark,
 // bounded by maxBytes (the first batch is returned whole if minOne).
 func (p *Partition) Read(dst []byte, offset int64, maxBytes int, minOne bool) ([]byte, Offsets, error) {
+	p.mu.Lock()
+	closed := p.mu.closed
+	p.mu.Unlock()
 	o := p.Offsets()
+	switch {
+	case closed:
+		return dst, o, ErrClosed
+	case offset < o.LogStart || offset > o.LogEnd:
+		return dst, o, fmt.Errorf("%w: offset %d is outside [%d, %d]", plog.ErrOffsetOutOfRange, offset, o.LogStart, o.LogEnd)
+	}
 	start := len(dst)
 	// The log reads within one segment at a time; continue into the next
 	// until maxBytes is used or the high watermark reached.
@@ -405,6 +427,7 @@ func (p *Partition) Close() error {
 		return nil
 	}
 	p.mu.closed = true
+	p.wakeLocked()
 	p.mu.Unlock()
 	if err := p.log.Sync(); err != nil {
 		p.log.Close()
@@ -418,6 +441,7 @@ func (p *Partition) Close() error {
 func (p *Partition) Delete() error {
 	p.mu.Lock()
 	p.mu.closed = true
+	p.wakeLocked()
 	p.mu.Unlock()
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()

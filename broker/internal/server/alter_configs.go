@@ -7,7 +7,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"strconv"
 
@@ -51,16 +50,16 @@ func (s *Server) alterConfigs(resType int8, name string, change func(cur map[str
 	case resourceTopic:
 		t := im.Topic(name)
 		if t == nil {
-			return fmt.Errorf("%w: topic %q does not exist", kerr.UnknownTopicOrPartition, name)
+			return kafkaErr(kerr.UnknownTopicOrPartition, "topic %q does not exist", name)
 		}
 		cur = t.Configs
 	case resourceBroker:
 		if name != "" && name != strconv.Itoa(int(s.cfg.NodeID)) {
-			return fmt.Errorf("%w: broker %q is not this node (%d)", kerr.InvalidRequest, name, s.cfg.NodeID)
+			return kafkaErr(kerr.InvalidRequest, "broker %q is not this node (%d)", name, s.cfg.NodeID)
 		}
 		cur = im.BrokerConfigs[name]
 	default:
-		return fmt.Errorf("%w: resource type %d is not supported", kerr.InvalidRequest, resType)
+		return kafkaErr(kerr.InvalidRequest, "resource type %d is not supported", resType)
 	}
 	want, err := change(maps.Clone(cur))
 	if err != nil {

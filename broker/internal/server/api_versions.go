@@ -4,10 +4,24 @@ package server
 // version (KIP-511); a too-new version is answered in v0 form with
 // UNSUPPORTED_VERSION (see conn.readLoop).
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"regexp"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// softwareField is what KIP-511 allows in the client software name and
+// version.
+var softwareField = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
 
 func handleApiVersions(c *conn, r *request) kmsg.Response {
-	return apiVersionsResponse()
+	req := r.kreq.(*kmsg.ApiVersionsRequest)
+	resp := apiVersionsResponse()
+	if req.Version >= 3 && (!softwareField.MatchString(req.ClientSoftwareName) || !softwareField.MatchString(req.ClientSoftwareVersion)) {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+	}
+	return resp
 }
 
 func apiVersionsResponse() *kmsg.ApiVersionsResponse {

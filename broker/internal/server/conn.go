@@ -48,6 +48,10 @@ type request struct {
 	later func() kmsg.Response
 	// noReply is set for acks=0 produces: nothing is written back.
 	noReply bool
+	// closeAfter closes the connection once the responses before this one
+	// are written, as Kafka does when an acks=0 produce fails (the
+	// producer has no other way to learn of it).
+	closeAfter bool
 	ready   chan struct{}
 }
 
@@ -84,7 +88,15 @@ func (c *conn) serve() {
 }
 
 func (c *conn) readLoop() {
-	defer c.close()
+	// An error closes the connection at once; a request that asks to
+	// close after it (a failed acks=0 produce) lets the writer send the
+	// earlier responses first.
+	graceful := false
+	defer func() {
+		if !graceful {
+			c.close()
+		}
+	}()
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	limit := int32(preAuthMaxBytes)
 	for {
@@ -124,6 +136,10 @@ func (c *conn) readLoop() {
 		r := &request{hdr: hdr, kreq: req, start: time.Now()}
 		r.resp = h.fn(c, r)
 		if !c.enqueue(r) {
+			return
+		}
+		if r.closeAfter {
+			graceful = true
 			return
 		}
 	}

@@ -5,7 +5,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -37,22 +36,25 @@ func (s *Server) planPartitions(rt kmsg.CreatePartitionsRequestTopic) (*metadata
 	im := s.meta.Image()
 	t := im.Topic(rt.Topic)
 	if t == nil {
-		return nil, fmt.Errorf("%w: topic %q does not exist", kerr.UnknownTopicOrPartition, rt.Topic)
+		return nil, kafkaErr(kerr.UnknownTopicOrPartition, "topic %q does not exist", rt.Topic)
 	}
 	have := int32(len(t.Partitions))
 	if rt.Count <= have {
-		return nil, fmt.Errorf("%w: topic %q has %d partitions; the new count %d must be larger", kerr.InvalidPartitions, rt.Topic, have, rt.Count)
+		return nil, kafkaErr(kerr.InvalidPartitions, "topic %q has %d partitions; the new count %d must be larger", rt.Topic, have, rt.Count)
 	}
 	add := rt.Count - have
+	if add > maxPartitionsPerRequest {
+		return nil, kafkaErr(kerr.PolicyViolation, "adding %d partitions is more than the %d one request may create", add, maxPartitionsPerRequest)
+	}
 	brokers := im.BrokerIDs()
 	if rt.Assignment != nil {
 		if int32(len(rt.Assignment)) != add {
-			return nil, fmt.Errorf("%w: %d assignments for %d new partitions", kerr.InvalidReplicaAssignment, len(rt.Assignment), add)
+			return nil, kafkaErr(kerr.InvalidReplicaAssignment, "%d assignments for %d new partitions", len(rt.Assignment), add)
 		}
 		rec := &metadata.AddPartitions{Topic: rt.Topic}
 		for i, a := range rt.Assignment {
 			if err := checkReplicas(a.Replicas, brokers); err != nil {
-				return nil, fmt.Errorf("%w: new partition %d: %v", kerr.InvalidReplicaAssignment, i, err)
+				return nil, kafkaErr(kerr.InvalidReplicaAssignment, "new partition %d: %v", i, err)
 			}
 			rec.Partitions = append(rec.Partitions, newPartition(a.Replicas))
 		}
@@ -60,7 +62,7 @@ func (s *Server) planPartitions(rt kmsg.CreatePartitionsRequestTopic) (*metadata
 	}
 	rf := int16(len(t.Partitions[0].Replicas))
 	if int(rf) > len(brokers) {
-		return nil, fmt.Errorf("%w: replication factor %d is more than the %d brokers available", kerr.InvalidReplicationFactor, rf, len(brokers))
+		return nil, kafkaErr(kerr.InvalidReplicationFactor, "replication factor %d is more than the %d brokers available", rf, len(brokers))
 	}
 	return &metadata.AddPartitions{Topic: rt.Topic, Partitions: s.assign(brokers, have, add, rf)}, nil
 }

@@ -7,7 +7,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -71,5 +70,5 @@ func handleCreateTopics(c *conn, r *request) kmsg.Response {
 }
 
 func errDuplicateTopic(name string) error {
-	return fmt.Errorf("%w: topic %q is named more than once in the request", kerr.InvalidRequest, name)
+	return kafkaErr(kerr.InvalidRequest, "topic %q is named more than once in the request", name)
 }

@@ -7,7 +7,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -46,7 +45,7 @@ func handleDeleteTopics(c *conn, r *request) kmsg.Response {
 		var err error
 		switch {
 		case !s.cfg.DeleteTopicEnable:
-			err = fmt.Errorf("%w: delete.topic.enable is false", kerr.TopicDeletionDisabled)
+			err = kafkaErr(kerr.TopicDeletionDisabled, "delete.topic.enable is false")
 		case t == nil && tg.name == nil:
 			err = kerr.UnknownTopicID
 		case t == nil:

@@ -1,8 +1,9 @@
 package server
 
 // DescribeCluster: versions 0-1. Endpoint type 1 (brokers) only: this node
-// is a broker; asking it for controllers gets MISMATCHED_ENDPOINT_TYPE, as
-// Kafka answers on a broker listener.
+// is a broker; asking it for controllers (2) gets MISMATCHED_ENDPOINT_TYPE
+// and any other type UNSUPPORTED_ENDPOINT_TYPE, as Kafka answers on a broker
+// listener.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -13,9 +14,16 @@ func handleDescribeCluster(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.DescribeClusterRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.EndpointType = 1
-	if req.Version >= 1 && req.EndpointType != 1 {
-		resp.ErrorCode = kerr.MismatchedEndpointType.Code
-		return resp
+	if req.Version >= 1 {
+		switch req.EndpointType {
+		case 1:
+		case 2:
+			resp.ErrorCode = kerr.MismatchedEndpointType.Code
+			return resp
+		default:
+			resp.ErrorCode = kerr.UnsupportedEndpointType.Code
+			return resp
+		}
 	}
 	im := c.s.meta.Image()
 	resp.ClusterID = im.ClusterID

@@ -6,7 +6,6 @@ package server
 // supported.
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 
@@ -36,7 +35,7 @@ func handleDescribeConfigs(c *conn, r *request) kmsg.Response {
 		switch rr.ResourceType {
 		case resourceTopic:
 			if t := im.Topic(rr.ResourceName); t == nil {
-				err = fmt.Errorf("%w: topic %q does not exist", kerr.UnknownTopicOrPartition, rr.ResourceName)
+				err = kafkaErr(kerr.UnknownTopicOrPartition, "topic %q does not exist", rr.ResourceName)
 			} else {
 				entries = configs.DescribeTopic(t.Configs, layers)
 			}
@@ -47,10 +46,10 @@ func handleDescribeConfigs(c *conn, r *request) kmsg.Response {
 			case strconv.Itoa(int(s.cfg.NodeID)):
 				entries = configs.DescribeBroker(layers)
 			default:
-				err = fmt.Errorf("%w: broker %q is not this node (%d)", kerr.InvalidRequest, rr.ResourceName, s.cfg.NodeID)
+				err = kafkaErr(kerr.InvalidRequest, "broker %q is not this node (%d)", rr.ResourceName, s.cfg.NodeID)
 			}
 		default:
-			err = fmt.Errorf("%w: resource type %d is not supported", kerr.InvalidRequest, rr.ResourceType)
+			err = kafkaErr(kerr.InvalidRequest, "resource type %d is not supported", rr.ResourceType)
 		}
 		if err != nil {
 			sr.ErrorCode = s.metrics.code(kmsg.DescribeConfigs, err)

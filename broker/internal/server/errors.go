@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -19,19 +20,23 @@ var codeTable = []struct {
 	err  error
 	code *kerr.Error
 }{
+	// Bytes damaged in transit: retriable. Content built wrong by the
+	// producer: not (see the table in package batch).
+	{batch.ErrLegacyMagic, kerr.InvalidRecord},
 	{batch.ErrShort, kerr.CorruptMessage},
 	{batch.ErrLength, kerr.CorruptMessage},
 	{batch.ErrCRC, kerr.CorruptMessage},
-	{batch.ErrRecordCount, kerr.CorruptMessage},
-	{batch.ErrCorrupt, kerr.CorruptMessage},
-	{batch.ErrOffsetDeltas, kerr.CorruptMessage},
-	{batch.ErrCodec, kerr.CorruptMessage},
-	{batch.ErrTooLarge, kerr.CorruptMessage},
-	{batch.ErrMagic, kerr.UnsupportedForMessageFormat},
+	{batch.ErrMagic, kerr.CorruptMessage},
+	{batch.ErrCodec, kerr.InvalidRecord},
 	{batch.ErrControl, kerr.InvalidRecord},
-	{batch.ErrNoKey, kerr.InvalidRecord},
+	{batch.ErrRecordCount, kerr.InvalidRecord},
+	{batch.ErrOffsetDeltas, kerr.InvalidRecord},
+	{batch.ErrCorrupt, kerr.InvalidRecord},
+	{batch.ErrBaseOffset, kerr.InvalidRecord},
 	{batch.ErrSequence, kerr.InvalidRecord},
-	{batch.ErrDecompress, kerr.CorruptMessage},
+	{batch.ErrNoKey, kerr.InvalidRecord},
+	{batch.ErrDecompress, kerr.InvalidRecord},
+	{batch.ErrTooLarge, kerr.MessageTooLarge},
 	{partition.ErrRecordTooLarge, kerr.MessageTooLarge},
 	{partition.ErrInvalidTimestamp, kerr.InvalidTimestamp},
 	{partition.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
@@ -42,10 +47,27 @@ var codeTable = []struct {
 	{plog.ErrFailed, kerr.KafkaStorageError},
 	{metadata.ErrTopicExists, kerr.TopicAlreadyExists},
 	{metadata.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
+	{configs.ErrInvalidTopicName, kerr.InvalidTopicException},
 	{configs.ErrUnknownConfig, kerr.InvalidConfig},
 	{configs.ErrInvalidConfig, kerr.InvalidConfig},
 	{context.DeadlineExceeded, kerr.RequestTimedOut},
 	{context.Canceled, kerr.RequestTimedOut},
+}
+
+// kafkaError is an error with a Kafka code and a message of its own: its
+// text does not repeat the code's description, which clients print anyway.
+type kafkaError struct {
+	code *kerr.Error
+	msg  string
+}
+
+func (e *kafkaError) Error() string { return e.msg }
+func (e *kafkaError) Unwrap() error { return e.code }
+
+// kafkaErr returns an error that maps to code, with a message saying what
+// is wrong.
+func kafkaErr(code *kerr.Error, format string, args ...any) error {
+	return &kafkaError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
 // errCode returns the Kafka error code for err: 0 for nil, and

@@ -61,7 +61,7 @@ func applyConfigOp(cur map[string]string, resType int8, op kmsg.IncrementalAlter
 			return fmt.Errorf("%w: unknown config %q", configs.ErrUnknownConfig, op.Name)
 		}
 		if d.Type != kmsg.ConfigTypeList {
-			return fmt.Errorf("%w: %s is not a list, so it cannot be appended to or subtracted from", kerr.InvalidConfig, op.Name)
+			return kafkaErr(kerr.InvalidConfig, "%s is not a list, so it cannot be appended to or subtracted from", op.Name)
 		}
 		// Like Kafka, start from the default when the key is not set.
 		v, set := cur[op.Name]
@@ -80,7 +80,7 @@ func applyConfigOp(cur map[string]string, resType int8, op kmsg.IncrementalAlter
 		}
 		cur[op.Name] = strings.Join(list, ",")
 	default:
-		return fmt.Errorf("%w: unknown operation %d for %s", kerr.InvalidRequest, op.Op, op.Name)
+		return kafkaErr(kerr.InvalidRequest, "unknown operation %d for %s", op.Op, op.Name)
 	}
 	return nil
 }

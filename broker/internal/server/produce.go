@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/runnel-io/runnel/broker/internal/batch"
 	"github.com/runnel-io/runnel/broker/internal/partition"
 )
 
@@ -47,6 +48,11 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
+				if err := checkProduceRecords(req.Version, rp.Records); err != nil {
+					sp.ErrorCode = m.code(kmsg.Produce, err)
+					sp.ErrorMessage = errMessage(err)
+					break
+				}
 				res, err := p.Append(rp.Records)
 				if err != nil {
 					sp.ErrorCode = m.code(kmsg.Produce, err)
@@ -66,6 +72,13 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 		resp.Topics = append(resp.Topics, st)
 	}
 	r.noReply = req.Acks == 0
+	if r.noReply {
+		for _, st := range resp.Topics {
+			for _, sp := range st.Partitions {
+				r.closeAfter = r.closeAfter || sp.ErrorCode != 0
+			}
+		}
+	}
 	if len(toCommit) == 0 {
 		return resp
 	}
@@ -89,6 +102,30 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 			sp.LogStartOffset = a.p.Offsets().LogStart
 		}
 		return resp
+	}
+	return nil
+}
+
+// checkProduceRecords makes the checks Kafka makes on a produce request's
+// records before the batch itself is validated, in Kafka's order: there is
+// a batch, it is a v2 batch, it is the only one, and zstd comes with produce
+// v7 or later.
+func checkProduceRecords(version int16, records []byte) error {
+	if len(records) == 0 {
+		return kafkaErr(kerr.InvalidRecord, "produce requests must contain a record batch")
+	}
+	if len(records) > 16 && (records[16] == 0 || records[16] == 1) {
+		return batch.ErrLegacyMagic
+	}
+	h, err := batch.ParseHeader(records)
+	if err != nil {
+		return err // the batch validation says what is wrong
+	}
+	if h.Size() < len(records) {
+		return kafkaErr(kerr.InvalidRecord, "produce requests must contain exactly one record batch per partition")
+	}
+	if h.Codec() == batch.CodecZstd && version < 7 {
+		return kafkaErr(kerr.UnsupportedCompressionType, "zstd needs produce v7 or later, got v%d", version)
 	}
 	return nil
 }

@@ -12,6 +12,10 @@ import (
 	"github.com/runnel-io/runnel/broker/internal/metadata"
 )
 
+// maxPartitionsPerRequest bounds the partitions one CreateTopics or
+// CreatePartitions may add, as Kafka bounds one operation's records.
+const maxPartitionsPerRequest = 10000
+
 // topicSpec is a request to create a topic, from CreateTopics or from
 // auto-creation.
 type topicSpec struct {
@@ -27,27 +31,36 @@ type topicSpec struct {
 // is wrong.
 func (s *Server) planTopic(im *metadata.Image, spec topicSpec) (*metadata.Topic, error) {
 	if err := configs.TopicNameError(spec.name); err != nil {
-		return nil, fmt.Errorf("%w: %v", kerr.InvalidTopicException, err)
+		return nil, kafkaErr(kerr.InvalidTopicException, "%v", err)
 	}
 	if im.Topic(spec.name) != nil {
-		return nil, fmt.Errorf("%w: topic %q already exists", kerr.TopicAlreadyExists, spec.name)
+		return nil, kafkaErr(kerr.TopicAlreadyExists, "topic %q already exists", spec.name)
+	}
+	collides := configs.TopicCollisionName(spec.name)
+	for _, other := range im.TopicNames() {
+		if configs.TopicCollisionName(other) == collides {
+			return nil, kafkaErr(kerr.InvalidTopicException, "topic %q collides with existing topic %q: '.' and '_' are interchangeable in metric names", spec.name, other)
+		}
 	}
 	norm, err := configs.NormalizeTopicConfigs(spec.configs)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", kerr.InvalidConfig, err)
+		return nil, kafkaErr(kerr.InvalidConfig, "%v", err)
 	}
 	if _, err := configs.ResolveTopic(norm, s.layers(im)); err != nil {
-		return nil, fmt.Errorf("%w: %v", kerr.InvalidConfig, err)
+		return nil, kafkaErr(kerr.InvalidConfig, "%v", err)
 	}
 	brokers := im.BrokerIDs()
 	var parts []metadata.Partition
+	if len(spec.assignment) > maxPartitionsPerRequest {
+		return nil, kafkaErr(kerr.PolicyViolation, "%d partitions is more than the %d one request may create", len(spec.assignment), maxPartitionsPerRequest)
+	}
 	if len(spec.assignment) > 0 {
 		if spec.partitions != -1 || spec.replicas != -1 {
-			return nil, fmt.Errorf("%w: give either a replica assignment or partitions and replication factor, not both", kerr.InvalidRequest)
+			return nil, kafkaErr(kerr.InvalidRequest, "give either a replica assignment or partitions and replication factor, not both")
 		}
 		for i, replicas := range spec.assignment {
 			if err := checkReplicas(replicas, brokers); err != nil {
-				return nil, fmt.Errorf("%w: partition %d: %v", kerr.InvalidReplicaAssignment, i, err)
+				return nil, kafkaErr(kerr.InvalidReplicaAssignment, "partition %d: %v", i, err)
 			}
 			parts = append(parts, newPartition(replicas))
 		}
@@ -60,10 +73,13 @@ func (s *Server) planTopic(im *metadata.Image, spec topicSpec) (*metadata.Topic,
 			rf = s.cfg.DefaultReplicationFactor
 		}
 		if n <= 0 {
-			return nil, fmt.Errorf("%w: partitions must be at least 1, got %d", kerr.InvalidPartitions, n)
+			return nil, kafkaErr(kerr.InvalidPartitions, "partitions must be at least 1, got %d", n)
+		}
+		if n > maxPartitionsPerRequest {
+			return nil, kafkaErr(kerr.PolicyViolation, "%d partitions is more than the %d one request may create", n, maxPartitionsPerRequest)
 		}
 		if rf <= 0 || int(rf) > len(brokers) {
-			return nil, fmt.Errorf("%w: replication factor %d is not between 1 and the %d brokers available", kerr.InvalidReplicationFactor, rf, len(brokers))
+			return nil, kafkaErr(kerr.InvalidReplicationFactor, "replication factor %d is not between 1 and the %d brokers available", rf, len(brokers))
 		}
 		parts = s.assign(brokers, 0, n, rf)
 	}

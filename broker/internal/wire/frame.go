@@ -25,7 +25,7 @@ const growStep = 64 << 10
 // closed. io.EOF means r ended cleanly before a frame; io.ErrUnexpectedEOF
 // that it ended inside one. Other errors are r's.
 //
-// The broker passes a small maxSize (64 KiB) until a connection has sent one
+// The broker passes a small maxSize (512 KiB) until a connection has sent one
 // valid request, then socket.request.max.bytes (100 MiB by default).
 func ReadFrame(r io.Reader, buf []byte, maxSize int32) ([]byte, error) {
 	// The size is read into buf itself, so that nothing escapes to the

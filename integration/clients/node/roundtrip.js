@@ -125,6 +125,9 @@ async function consume(kafka, req) {
   try {
     await consumer.subscribe({ topic: req.topic, fromBeginning: true })
     await new Promise((resolve, reject) => {
+      // kafkajs restarts a crashed consumer (e.g. no group coordinator)
+      // until our deadline; the first crash already tells what is wrong.
+      consumer.on(consumer.events.CRASH, ({ payload }) => reject(payload.error))
       consumer
         .run({
           eachMessage: async ({ partition, message }) => {
