@@ -52,7 +52,7 @@ type request struct {
 	// are written, as Kafka does when an acks=0 produce fails (the
 	// producer has no other way to learn of it).
 	closeAfter bool
-	ready   chan struct{}
+	ready      chan struct{}
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
