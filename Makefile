@@ -86,7 +86,11 @@ fuzz: ## run every fuzz target for FUZZTIME (5m) each
 	GO=$(GO) scripts/fuzz.sh $(FUZZTIME)
 
 .PHONY: bench
-bench: ## run the benchmarks of BENCH_PKGS for BENCHTIME each
+bench: ## Runnel vs kfake vs the raw disk/loopback limit, broker memory over 10 GB; prints a table (bench/README.md)
+	GO=$(GO) bench/run.sh
+
+.PHONY: bench-micro
+bench-micro: ## run the package micro-benchmarks of BENCH_PKGS for BENCHTIME each
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(BENCH_PKGS)
 
 .PHONY: clean

@@ -3,22 +3,12 @@ package compat
 import (
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/runnel-io/runnel/broker/brokertest"
 )
 
-// startBroker starts a single-node broker for one test on a free loopback port
-// and returns its bootstrap address (host:port). The broker stops when the
-// test ends. Every test in this package gets its broker here and nowhere else.
-//
-// TODO(lead): switch to brokertest.Start (broker/brokertest) once the Runnel
-// broker serves these clients. Until then this is franz-go's kfake, which
-// proves the tests and the client plumbing.
+// startBroker starts a single-node Runnel broker on a free loopback port for
+// one test and returns its address; every test reaches the broker through it.
 func startBroker(t *testing.T) (addr string) {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
-	if err != nil {
-		t.Fatalf("start broker: %v", err)
-	}
-	t.Cleanup(c.Close)
-	return c.ListenAddrs()[0]
+	return brokertest.Start(t).Addr()
 }

@@ -81,8 +81,8 @@ func TestFranzGo(t *testing.T) {
 	}
 }
 
-// TestFranzGoPartitions spreads records over three partitions by key (the
-// default sticky-key partitioner) and checks each partition's offsets start at
+// TestFranzGoPartitions spreads records over three partitions by key (franz-go's
+// default partitioner hashes keys) and checks each partition's offsets start at
 // zero and are dense, and that records with one key stay in one partition in
 // the order they were produced.
 func TestFranzGoPartitions(t *testing.T) {

@@ -23,10 +23,10 @@ func nodeDriver(t *testing.T) (node, script string) {
 }
 
 // TestKafkaJS produces with kafkajs (one send per codec; snappy, lz4 and zstd
-// through codec plugins) and consumes with a kafkajs consumer. A kafkajs
-// consumer always joins a consumer group, so the group-consume subtests need
-// the group coordinator (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
-// OffsetFetch); the produce half does not.
+// through codec plugins) and checks the log holds exactly those records. A
+// kafkajs consumer always joins a consumer group, so consuming with kafkajs
+// (the driver's "consume" mode) joins this test with the group coordinator
+// (issue 3); kafka-python covers a foreign client's consume until then.
 func TestKafkaJS(t *testing.T) {
 	t.Parallel()
 	node, script := nodeDriver(t)
@@ -43,11 +43,6 @@ func TestKafkaJS(t *testing.T) {
 
 			assertRecords(t, "log after kafkajs produce", readLog(t, addr, topic, 1, len(want), codec), want)
 
-			t.Run("group-consume", func(t *testing.T) {
-				req := driverRequest{Brokers: []string{addr}, Topic: topic, Codec: codec, Count: len(want), Group: topic + ".group"}
-				resp := runDriver(t, 60*time.Second, req, node, script, "consume")
-				assertRecords(t, "kafkajs consume", resp.Consumed, want)
-			})
 		})
 	}
 }

@@ -130,6 +130,10 @@ func TestSIGKILLKeepsAcknowledgedWrites(t *testing.T) {
 	var acked [producers]sync.Map
 	var nAcked atomic.Int64
 	killed := make(chan struct{})
+	// Producers block in Produce once their buffer is full and the broker
+	// is gone; cancelling their context at the kill releases them.
+	pctx, pcancel := context.WithCancel(ctx)
+	defer pcancel()
 	var wg sync.WaitGroup
 	for p := range producers {
 		wg.Add(1)
@@ -155,7 +159,7 @@ func TestSIGKILLKeepsAcknowledgedWrites(t *testing.T) {
 				}
 				v := fmt.Sprintf(valueFormat, p, i)
 				r := &kgo.Record{Key: []byte(strconv.Itoa(i % 64)), Value: []byte(v)}
-				cl.Produce(ctx, r, func(r *kgo.Record, err error) {
+				cl.Produce(pctx, r, func(r *kgo.Record, err error) {
 					if err == nil {
 						acked[p].Store(string(r.Value), r.Partition)
 						nAcked.Add(1)
@@ -173,6 +177,7 @@ func TestSIGKILLKeepsAcknowledgedWrites(t *testing.T) {
 	}
 	b.kill()
 	close(killed)
+	pcancel()
 	wg.Wait()
 	total := 0
 	for p := range producers {

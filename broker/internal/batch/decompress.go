@@ -24,10 +24,14 @@ const DefaultMaxDecompressed = 64 << 20
 // CodecNone appends src unchanged.
 //
 // At most limit bytes are appended (limit <= 0 means DefaultMaxDecompressed):
-// more gives ErrTooLarge, and no buffer grows past the limit whatever sizes
-// the compressed data claims. Data that does not decode gives ErrDecompress.
-// On error the returned slice is nil; dst's spare capacity may have been
-// written.
+// more gives ErrTooLarge. Memory follows the bytes actually produced, never
+// a size the data claims: the output buffer grows by doubling up to the
+// limit (zstd: the limit plus one 128 KiB block), and a snappy block's
+// claimed length is checked against the limit and against what its size
+// can hold before anything is allocated. lz4 frames also take pooled block
+// buffers of up to 4 MiB each (two when the pool is empty). Data that does
+// not decode gives ErrDecompress. On error the returned slice is nil; dst's
+// spare capacity may have been written.
 //
 // Snappy is accepted raw and in the xerial framing the Java client writes.
 // lz4 is the frame format (Kafka's magic-2 lz4); zstd may hold several

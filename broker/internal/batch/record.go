@@ -235,6 +235,9 @@ func ForEachRecord(b []byte, maxDecompressed int, fn func(r *Record) error) erro
 	if err != nil {
 		return err
 	}
+	if err := checkCodec(&h); err != nil {
+		return err
+	}
 	if h.NumRecords < 0 {
 		return fmt.Errorf("%w: negative record count %d", ErrRecordCount, h.NumRecords)
 	}
@@ -277,8 +280,13 @@ func parseWhole(b []byte) (Header, error) {
 	case len(b) > size:
 		return h, fmt.Errorf("%w: %d bytes after the batch", ErrLength, len(b)-size)
 	}
-	if h.Codec() > CodecZstd {
-		return h, fmt.Errorf("%w: %d", ErrCodec, h.Codec())
-	}
 	return h, nil
+}
+
+// checkCodec checks that the batch's codec is one Kafka has.
+func checkCodec(h *Header) error {
+	if h.Codec() > CodecZstd {
+		return fmt.Errorf("%w: %d", ErrCodec, h.Codec())
+	}
+	return nil
 }

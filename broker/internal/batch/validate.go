@@ -35,7 +35,8 @@ type ValidateOptions struct {
 //   - magic 2 (ErrLegacyMagic for message sets, ErrMagic otherwise);
 //   - length field at least 49 and len(b) equal to the batch's size
 //     (ErrShort when bytes are missing, ErrLength when bytes follow);
-//   - CRC32C over attributes to the end (ErrCRC);
+//   - CRC32C over attributes to the end (ErrCRC), before anything it
+//     covers, so that bytes damaged in transit give the retriable error;
 //   - codec 0..4 (ErrCodec);
 //   - control bit only with AllowControl (ErrControl);
 //   - NumRecords > 0 and LastOffsetDelta == NumRecords-1 (ErrRecordCount);
@@ -66,6 +67,9 @@ func Validate(b []byte, opts ValidateOptions) (Header, error) {
 	}
 	if crc := ComputeCRC(b); crc != h.CRC {
 		return h, fmt.Errorf("%w: header %#08x, computed %#08x", ErrCRC, h.CRC, crc)
+	}
+	if err := checkCodec(&h); err != nil {
+		return h, err
 	}
 	if h.IsControl() && !opts.AllowControl {
 		return h, ErrControl

@@ -82,6 +82,7 @@ func TestValidateErrors(t *testing.T) {
 		{name: "crc field", batch: plain(rec("k", "v")), edit: func(b []byte) []byte { b[17] ^= 0x80; return b }, want: batch.ErrCRC},
 		{name: "codec 5", batch: header(func(rb *kmsg.RecordBatch) { rb.Attributes |= 5 }), want: batch.ErrCodec},
 		{name: "codec 7", batch: header(func(rb *kmsg.RecordBatch) { rb.Attributes |= 7 }), want: batch.ErrCodec},
+		{name: "codec bits damaged in transit", batch: plain(rec("k", "v")), edit: func(b []byte) []byte { b[22] |= 6; return b }, want: batch.ErrCRC},
 		{name: "control", batch: header(func(rb *kmsg.RecordBatch) { rb.Attributes |= batch.AttrControl }), want: batch.ErrControl},
 		{name: "no records", batch: header(func(rb *kmsg.RecordBatch) { rb.NumRecords, rb.LastOffsetDelta = 0, -1 }), want: batch.ErrRecordCount},
 		{name: "negative count", batch: header(func(rb *kmsg.RecordBatch) { rb.NumRecords = -1 }), want: batch.ErrRecordCount},

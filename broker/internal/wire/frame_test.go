@@ -117,7 +117,7 @@ func TestReadFrameGrowsWithData(t *testing.T) {
 	if !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("err %v", err)
 	}
-	if allocated > 256<<10 {
+	if allocated > 256<<10 && !raceEnabled {
 		t.Fatalf("allocated %d bytes for a frame cut short", allocated)
 	}
 

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -17,7 +18,7 @@ type RequestHeader struct {
 }
 
 // apiVersionsKey is the key of ApiVersions, whose unknown future versions
-// still get an answer.
+// still get an answer, and whose response header is always v0.
 const apiVersionsKey = 18
 
 // ParseRequestHeader parses the request header at the start of frame (a
@@ -34,10 +35,11 @@ const apiVersionsKey = 18
 //   - ErrUnsupportedVersion: kmsg does not know the version (below 0 or above
 //     its max for the key). The header is returned; there is no body. For
 //     ApiVersions this is the normal case of a client newer than the broker:
-//     answer it with AppendApiVersionsUnsupported. Its header is read as v2
-//     from version 3 on, as Kafka does, since a future version's flexibility
-//     cannot be known; a header that is not otherwise v2 still gets the
-//     answer, as only the correlation id is needed for it.
+//     answer it with AppendApiVersionsUnsupported. Kafka reads that header
+//     as v2 (flexible) from version 3 on, since a future version's header
+//     cannot be known; here only the part that v1 and v2 share (key,
+//     version, correlation id, client id) is read, so whatever follows, the
+//     client gets its answer.
 //
 // The client id is copied, so the header does not alias frame; the body
 // does.
@@ -59,27 +61,61 @@ func ParseRequestHeader(frame []byte) (RequestHeader, []byte, error) {
 		h.ClientID, rest, err = readClientID(rest)
 	}
 
-	req := kmsg.RequestForKey(h.APIKey)
-	if req == nil {
+	v, ok := lookupVersions(h.APIKey)
+	if !ok {
 		return h, nil, fmt.Errorf("%w: %d", ErrUnknownAPIKey, h.APIKey)
 	}
 	if err != nil {
 		return h, nil, err
 	}
-	known := h.APIVersion >= 0 && h.APIVersion <= req.MaxVersion()
-	if h.APIKey == apiVersionsKey && !known {
-		return h, nil, fmt.Errorf("%w: %s v%d (answer in ApiVersions v0)", ErrUnsupportedVersion, kmsg.NameForKey(h.APIKey), h.APIVersion)
+	if h.APIVersion < 0 || h.APIVersion > v.max {
+		return h, nil, fmt.Errorf("%w: %s v%d (known up to v%d)", ErrUnsupportedVersion, kmsg.NameForKey(h.APIKey), h.APIVersion, v.max)
 	}
-	if !known {
-		return h, nil, fmt.Errorf("%w: %s v%d (known up to v%d)", ErrUnsupportedVersion, kmsg.NameForKey(h.APIKey), h.APIVersion, req.MaxVersion())
-	}
-	req.SetVersion(h.APIVersion)
-	if req.IsFlexible() {
+	if h.APIVersion >= v.flexibleFrom {
 		if rest, err = skipTags(rest); err != nil {
 			return h, nil, err
 		}
 	}
 	return h, rest, nil
+}
+
+// versions is what the header parser needs to know of a key.
+type versions struct {
+	max          int16 // the highest version kmsg knows
+	flexibleFrom int16 // the first flexible version, or max+1
+}
+
+// versionTable holds versions for every key kmsg knows, indexed by key,
+// built from kmsg on first use.
+var versionTable = sync.OnceValue(func() []versions {
+	var table []versions
+	for key := int16(0); key < 1024; key++ {
+		req := kmsg.RequestForKey(key)
+		if req == nil {
+			continue
+		}
+		for len(table) <= int(key) {
+			table = append(table, versions{max: -1})
+		}
+		v := versions{max: req.MaxVersion(), flexibleFrom: req.MaxVersion() + 1}
+		for ver := int16(0); ver <= v.max; ver++ {
+			req.SetVersion(ver)
+			if req.IsFlexible() {
+				v.flexibleFrom = ver
+				break
+			}
+		}
+		table[key] = v
+	}
+	return table
+})
+
+func lookupVersions(key int16) (versions, bool) {
+	t := versionTable()
+	if key < 0 || int(key) >= len(t) || t[key].max < 0 {
+		return versions{}, false
+	}
+	return t[key], true
 }
 
 // readClientID reads the header's nullable (non-compact) string.

@@ -139,7 +139,8 @@ func TestParseRequestHeaderCopiesClientID(t *testing.T) {
 	}
 }
 
-// Every request kmsg knows, at its lowest and highest version, with and
+// Every request kmsg knows, at its lowest and highest version and the two
+// versions around its switch to flexible headers, with and
 // without a client id, encoded by franz-go's own request formatter, comes
 // out of ReadFrame, ParseRequestHeader and DecodeRequest as it went in; one
 // byte less or more in the body is refused.
@@ -150,7 +151,17 @@ func TestRoundTripEveryRequest(t *testing.T) {
 		if proto == nil {
 			continue
 		}
-		for _, version := range slices.Compact([]int16{0, proto.MaxVersion()}) {
+		// The lowest and highest versions, and the two around the
+		// switch to flexible headers.
+		versions := []int16{0, proto.MaxVersion()}
+		for v := int16(0); v <= proto.MaxVersion(); v++ {
+			if proto.SetVersion(v); proto.IsFlexible() {
+				versions = append(versions, max(v-1, 0), v)
+				break
+			}
+		}
+		slices.Sort(versions)
+		for _, version := range slices.Compact(versions) {
 			for _, clientID := range []*string{nil, ptr("runnel-test-client")} {
 				name := fmt.Sprintf("%s/v%d/client-id-%v", kmsg.NameForKey(key), version, clientID != nil)
 				t.Run(name, func(t *testing.T) {
