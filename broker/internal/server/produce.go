@@ -7,6 +7,7 @@ package server
 // produces are refused until transactions land.
 
 import (
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -83,17 +84,30 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 		return resp
 	}
 	r.later = func() kmsg.Response {
-		committed := map[*partition.Partition]error{}
+		// Each partition is its own file: fsync them concurrently, not
+		// one after another.
+		errs := map[*partition.Partition]error{}
+		for _, a := range toCommit {
+			errs[a.p] = nil
+		}
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for p := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				start := time.Now()
+				err := p.Commit()
+				m.commitLatency.Observe(time.Since(start).Seconds())
+				mu.Lock()
+				errs[p] = err
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
 		for _, a := range toCommit {
 			sp := &resp.Topics[a.ti].Partitions[a.pi]
-			err, done := committed[a.p]
-			if !done {
-				start := time.Now()
-				err = a.p.Commit()
-				m.commitLatency.Observe(time.Since(start).Seconds())
-				committed[a.p] = err
-			}
-			if err != nil {
+			if err := errs[a.p]; err != nil {
 				sp.ErrorCode = m.code(kmsg.Produce, err)
 				sp.ErrorMessage = errMessage(err)
 				sp.BaseOffset = -1
