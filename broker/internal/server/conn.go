@@ -46,6 +46,9 @@ type request struct {
 	resp kmsg.Response
 	// later, when set, computes the response off the reader goroutine.
 	later func() kmsg.Response
+	// release, when set, returns buffers the response aliases; the writer
+	// calls it once the response is written or dropped.
+	release func()
 	// noReply is set for acks=0 produces: nothing is written back.
 	noReply bool
 	// closeAfter closes the connection once the responses before this one
@@ -168,29 +171,34 @@ func (c *conn) enqueue(r *request) bool {
 }
 
 func (c *conn) writeLoop() {
-	var buf []byte
 	for r := range c.queue {
 		<-r.ready
-		key := kmsg.Key(r.hdr.APIKey)
-		c.s.metrics.observe(key, time.Since(r.start))
-		if r.noReply || r.resp == nil {
-			continue
+		c.write(r)
+		if r.release != nil {
+			r.release()
 		}
-		select {
-		case <-c.done:
-			continue // drain: the reader has gone
-		default:
-		}
-		r.resp.SetVersion(r.kreq.GetVersion())
-		buf = wire.AppendResponse(buf[:0], r.hdr.CorrelationID, r.kreq, r.resp)
-		c.s.metrics.bytesOut.Add(float64(len(buf)))
-		if _, err := c.nc.Write(buf); err != nil {
-			c.close()
-			continue
-		}
-		if cap(buf) > 4<<20 {
-			buf = nil // do not pin one large fetch's buffer
-		}
+	}
+}
+
+// write sends r's response, if it has one.
+func (c *conn) write(r *request) {
+	key := kmsg.Key(r.hdr.APIKey)
+	c.s.metrics.observe(key, time.Since(r.start))
+	if r.noReply || r.resp == nil {
+		return
+	}
+	select {
+	case <-c.done:
+		return // draining: the reader has gone
+	default:
+	}
+	r.resp.SetVersion(r.kreq.GetVersion())
+	buf := getBuffer()
+	defer putBuffer(buf)
+	*buf = wire.AppendResponse((*buf)[:0], r.hdr.CorrelationID, r.kreq, r.resp)
+	c.s.metrics.bytesOut.Add(float64(len(*buf)))
+	if _, err := c.nc.Write(*buf); err != nil {
+		c.close()
 	}
 }
 

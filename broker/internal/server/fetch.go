@@ -10,6 +10,7 @@ package server
 // until replication lands.
 
 import (
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -25,7 +26,12 @@ var noRecords = []byte{}
 
 func handleFetch(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.FetchRequest)
-	r.later = func() kmsg.Response { return c.fetch(req) }
+	r.later = func() kmsg.Response {
+		buf := getBuffer()
+		resp := c.fetch(req, buf)
+		r.release = func() { putBuffer(buf) }
+		return resp
+	}
 	return nil
 }
 
@@ -37,7 +43,9 @@ type fetchTarget struct {
 	max    int32
 }
 
-func (c *conn) fetch(req *kmsg.FetchRequest) kmsg.Response {
+// fetch answers req, reading records into *buf (which the response then
+// aliases until it is written).
+func (c *conn) fetch(req *kmsg.FetchRequest, buf *[]byte) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
 	if req.SessionID != 0 {
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
@@ -81,7 +89,7 @@ func (c *conn) fetch(req *kmsg.FetchRequest) kmsg.Response {
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	var wake chan struct{}
 	for {
-		total, failed := c.readTargets(req, resp, targets)
+		total, failed := c.readTargets(req, resp, targets, buf)
 		if total >= int(req.MinBytes) || failed || len(targets) == 0 || !time.Now().Before(deadline) {
 			c.countFetched(resp)
 			return resp
@@ -112,11 +120,25 @@ func (c *conn) fetch(req *kmsg.FetchRequest) kmsg.Response {
 
 // readTargets reads every target into resp and returns the bytes read and
 // whether any partition failed (which answers the fetch at once).
-func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget) (int, bool) {
+func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget, buf *[]byte) (int, bool) {
 	budget := int(req.MaxBytes)
 	if budget <= 0 {
 		budget = 1<<31 - 1
 	}
+	// Every partition's records go into one pooled buffer; where each
+	// lands is kept as offsets, since appending may move the buffer.
+	type span struct {
+		sp         *kmsg.FetchResponseTopicPartition
+		start, end int
+	}
+	spans := make([]span, 0, len(targets))
+	all := (*buf)[:0]
+	defer func() {
+		for _, s := range spans {
+			s.sp.RecordBatches = all[s.start:s.end:s.end]
+		}
+		*buf = all
+	}()
 	total, failed := 0, false
 	for _, t := range targets {
 		sp := &resp.Topics[t.ti].Partitions[t.pi]
@@ -127,7 +149,10 @@ func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, tar
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = o.HighWatermark, o.LastStable, o.LogStart
 			continue
 		}
-		recs, o, err := t.p.Read(nil, t.offset, max, total == 0)
+		start := len(all)
+		var o partition.Offsets
+		var err error
+		all, o, err = t.p.Read(all, t.offset, max, total == 0)
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = o.HighWatermark, o.LastStable, o.LogStart
 		if err != nil {
 			sp.ErrorCode = c.s.metrics.code(kmsg.Fetch, err)
@@ -135,10 +160,10 @@ func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, tar
 			continue
 		}
 		sp.ErrorCode = 0
-		if len(recs) > 0 {
-			sp.RecordBatches = recs
+		if n := len(all) - start; n > 0 {
+			spans = append(spans, span{sp, start, len(all)})
+			total += n
 		}
-		total += len(recs)
 	}
 	return total, failed
 }
@@ -185,4 +210,21 @@ func checkLeaderEpoch(p *partition.Partition, clientEpoch int32) int16 {
 		return kerr.UnknownLeaderEpoch.Code
 	}
 	return 0
+}
+
+// maxPooledBuffer is the largest buffer kept for reuse; larger ones (a
+// fetch near max_bytes) are left to the garbage collector.
+const maxPooledBuffer = 64 << 20
+
+// bufferPool holds read and write buffers shared by all connections, so a
+// fetch does not allocate and zero a fresh buffer for every response.
+var bufferPool = sync.Pool{New: func() any { return new([]byte) }}
+
+func getBuffer() *[]byte { return bufferPool.Get().(*[]byte) }
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= maxPooledBuffer {
+		*b = (*b)[:0]
+		bufferPool.Put(b)
+	}
 }

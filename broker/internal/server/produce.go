@@ -7,6 +7,7 @@ package server
 // produces are refused until transactions land.
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -86,25 +87,28 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 	r.later = func() kmsg.Response {
 		// Each partition is its own file: fsync them concurrently, not
 		// one after another.
-		errs := map[*partition.Partition]error{}
+		var parts []*partition.Partition
 		for _, a := range toCommit {
-			errs[a.p] = nil
+			if !slices.Contains(parts, a.p) {
+				parts = append(parts, a.p)
+			}
 		}
-		var mu sync.Mutex
+		results := make([]error, len(parts))
 		var wg sync.WaitGroup
-		for p := range errs {
+		for i, p := range parts {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				start := time.Now()
-				err := p.Commit()
+				results[i] = p.Commit()
 				m.commitLatency.Observe(time.Since(start).Seconds())
-				mu.Lock()
-				errs[p] = err
-				mu.Unlock()
 			}()
 		}
 		wg.Wait()
+		errs := make(map[*partition.Partition]error, len(parts))
+		for i, p := range parts {
+			errs[p] = results[i]
+		}
 		for _, a := range toCommit {
 			sp := &resp.Topics[a.ti].Partitions[a.pi]
 			if err := errs[a.p]; err != nil {
