@@ -41,7 +41,6 @@ type Broker struct {
 
 	closeOnce sync.Once
 	closeErr  error
-	done      chan struct{}
 	runOnce   sync.Once
 }
 
@@ -69,7 +68,7 @@ func New(cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Broker{srv: srv, registry: reg, logger: logger, done: make(chan struct{})}
+	b := &Broker{srv: srv, registry: reg, logger: logger}
 	if parsed.HTTPListener != "" {
 		ln, err := net.Listen("tcp", parsed.HTTPListener)
 		if err != nil {
@@ -143,7 +142,6 @@ func (b *Broker) Close() error {
 			cancel()
 		}
 		b.closeErr = errors.Join(b.closeErr, b.srv.Close())
-		close(b.done)
 	})
 	return b.closeErr
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -78,7 +79,7 @@ The broker stops cleanly on Ctrl-C or SIGTERM.`,
 	return cmd
 }
 
-func newLogger(w interface{ Write([]byte) (int, error) }, level, format string) (*slog.Logger, error) {
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)

@@ -33,9 +33,15 @@ func (s *Server) reconcileErr(old, im *metadata.Image, errp *error) {
 		}
 	}
 	layers := s.layers(im)
+	// The broker layers are the same for every topic: resolve them once.
+	b, err := configs.ResolveBroker(layers)
+	if err != nil {
+		*errp = errors.Join(*errp, fmt.Errorf("broker configs: %w", err))
+		return
+	}
 	for _, name := range im.TopicNames() {
 		t := im.Topics[name]
-		cfg, err := s.partitionConfig(t.Configs, layers)
+		cfg, err := partitionConfig(t.Configs, layers, b.LogFlushNever)
 		if err != nil {
 			*errp = errors.Join(*errp, fmt.Errorf("topic %s: %w", name, err))
 			continue
@@ -44,9 +50,7 @@ func (s *Server) reconcileErr(old, im *metadata.Image, errp *error) {
 			if !hosts(pm, s.cfg.NodeID) {
 				continue
 			}
-			s.mu.Lock()
-			p := s.mu.parts[tp{name, int32(i)}]
-			s.mu.Unlock()
+			p := s.partition(name, int32(i))
 			if p != nil {
 				if p.Config() != cfg {
 					p.SetConfig(cfg)
@@ -103,17 +107,12 @@ func (s *Server) layers(im *metadata.Image) configs.BrokerLayers {
 }
 
 // partitionConfig resolves a topic's effective settings into what a
-// partition enforces.
-func (s *Server) partitionConfig(topic map[string]string, layers configs.BrokerLayers) (partition.Config, error) {
+// partition enforces; flushNever is the broker's log.flush=never.
+func partitionConfig(topic map[string]string, layers configs.BrokerLayers, flushNever bool) (partition.Config, error) {
 	t, err := configs.ResolveTopic(topic, layers)
 	if err != nil {
 		return partition.Config{}, err
 	}
-	b, err := configs.ResolveBroker(layers)
-	if err != nil {
-		return partition.Config{}, err
-	}
-	flushNever := b.LogFlushNever
 	return partition.Config{
 		Log: plog.Config{
 			SegmentBytes:       int64(t.SegmentBytes),
