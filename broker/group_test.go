@@ -7,6 +7,9 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -289,5 +292,42 @@ func TestGroupOffsetsSurviveRestart(t *testing.T) {
 	seen, _ := consumeGroup(t, b2, "durable", "gd", 1, 5)
 	if len(seen) != 5 {
 		t.Errorf("after restart the group consumed %d records, want the 5 new ones", len(seen))
+	}
+}
+
+func TestGroupMetrics(t *testing.T) {
+	b := brokertest.Start(t, groupSettings)
+	rc := dialRaw(t, b.Addr())
+	rc.createTopic("lagging", 1, nil)
+	produceN(t, b, "lagging", 0, 10)
+	adm := newAdmin(t, b)
+	os := kadm.Offsets{}
+	os.Add(kadm.Offset{Topic: "lagging", Partition: 0, At: 4, LeaderEpoch: -1})
+	if _, err := adm.CommitOffsets(testCtx(t), "behind", os); err != nil {
+		t.Fatal(err)
+	}
+	_, cls := consumeGroup(t, b, "lagging", "live", 1, 10)
+	defer cls[0].Close()
+
+	resp, err := http.Get("http://" + b.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`runnel_broker_groups{state="Stable"} 1`,
+		`runnel_broker_groups{state="Empty"} 1`,
+		`runnel_broker_group_lag{group="behind",partition="0",topic="lagging"} 6`,
+		`runnel_broker_group_lag{group="live",partition="0",topic="lagging"} 0`,
+		`runnel_broker_group_offset_commits_total`,
+		`runnel_broker_group_rebalances_total 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
