@@ -158,3 +158,25 @@ func mustAppend(t testing.TB, l *Log, b []byte) AppendResult {
 	}
 	return res
 }
+
+// checkNothingLost fails unless every record of got is the one produced at
+// its offset and every key's newest record of before is in got.
+func checkNothingLost(t testing.TB, before, got []rec) {
+	t.Helper()
+	orig := map[int64]rec{}
+	for _, r := range before {
+		orig[r.offset] = r
+	}
+	have := map[int64]bool{}
+	for _, r := range got {
+		if o, ok := orig[r.offset]; !ok || o.key != r.key || (o.val == nil) != (r.val == nil) || (o.val != nil && *o.val != *r.val) {
+			t.Fatalf("record at offset %d (%q) is not the one produced there", r.offset, r.key)
+		}
+		have[r.offset] = true
+	}
+	for k, r := range newest(before) {
+		if !have[r.offset] {
+			t.Fatalf("key %q lost its newest record at offset %d", k, r.offset)
+		}
+	}
+}
