@@ -122,6 +122,16 @@ var brokerTable = newTable(true, []*Def{
 		defaultOf("retention.bytes", "")).dynamic(),
 	newDef("log.retention.check.interval.ms", Long, "300000", atLeast(1),
 		"How often the broker looks for segments to delete under the retention settings."),
+	newDef("log.cleaner.enable", Boolean, "true", none,
+		"Run the log cleaner, which compacts topics with cleanup.policy=compact. Off: compacted topics grow without bound."),
+	// Kafka lets kafka-configs change log.cleaner.threads at runtime; Runnel
+	// reads the cleaner keys at start.
+	newDef("log.cleaner.threads", Int, "1", atLeast(0),
+		"Goroutines that clean logs; each cleans one log at a time."),
+	newDef("log.cleaner.backoff.ms", Long, "15000", atLeast(0),
+		"How long a cleaner waits when no log is cleanable before looking again."),
+	newDef("log.cleaner.dedupe.buffer.size", Long, "134217728", atLeast(0),
+		"Memory for the cleaners' offset maps (key hash to newest offset), shared out evenly among log.cleaner.threads: at 24 bytes a key, at most 90% full. A log with more dirty keys is cleaned over several passes."),
 	newDef("log.cleaner.delete.retention.ms", Long, "86400000", atLeast(0),
 		defaultOf("delete.retention.ms", "")).dynamic(),
 	newDef("log.cleaner.min.compaction.lag.ms", Long, "0", atLeast(0),

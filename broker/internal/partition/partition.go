@@ -9,6 +9,7 @@
 package partition
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -415,6 +416,26 @@ func (p *Partition) DeleteRecords(before int64) (int64, error) {
 		}
 	}
 	return p.log.LogStartOffset(), nil
+}
+
+// Cleanable reports how dirty the partition's log is, for compaction up to
+// the high watermark.
+func (p *Partition) Cleanable() plog.Cleanability {
+	return p.log.Cleanable(p.Offsets().HighWatermark)
+}
+
+// Clean runs one compaction pass over the log below the high watermark
+// with offset map m, keeping each idempotent producer's newest batch so its
+// sequence numbers still check after a restart.
+func (p *Partition) Clean(ctx context.Context, m *plog.OffsetMap) (plog.CleanStats, error) {
+	p.appendMu.Lock()
+	last := p.producers.lastOffsets()
+	p.appendMu.Unlock()
+	return p.log.Clean(ctx, m, plog.CleanOptions{
+		MaxOffset:       p.Offsets().HighWatermark,
+		ProducerLast:    last,
+		MaxDecompressed: maxDecompressed,
+	})
 }
 
 // Close saves the producer table and closes the log. It is idempotent.
