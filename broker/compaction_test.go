@@ -3,8 +3,8 @@ package broker_test
 import (
 	"bufio"
 	"context"
-	"math/rand/v2"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"

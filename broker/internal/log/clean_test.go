@@ -2,8 +2,8 @@ package log
 
 import (
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
