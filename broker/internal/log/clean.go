@@ -58,6 +58,11 @@ type CleanStats struct {
 	FirstDirty     int64 // the cleaner checkpoint after the pass
 }
 
+// cleanReadChunk is how much of a segment a cleaning pass reads at a time
+// (Kafka's log.cleaner.io.buffer.size is 512 KiB, split between reading and
+// writing).
+const cleanReadChunk = 1 << 20
+
 // ErrOffsetMapTooSmall: not even one batch's keys fit in the offset map
 // (log.cleaner.dedupe.buffer.size is too small for this log).
 var ErrOffsetMapTooSmall = errors.New("log: cleaner offset map too small for one batch")
@@ -211,7 +216,8 @@ func (l *Log) Clean(ctx context.Context, m *OffsetMap, o CleanOptions) (CleanSta
 	}
 
 	m.Reset()
-	end, n, err := buildOffsetMap(ctx, m, &p, o.MaxDecompressed)
+	readBuf := make([]byte, cleanReadChunk)
+	end, n, err := buildOffsetMap(ctx, m, &p, o.MaxDecompressed, &readBuf)
 	st.BytesRead += n
 	st.MapKeys = m.Len()
 	if err != nil {
@@ -220,6 +226,7 @@ func (l *Log) Clean(ctx context.Context, m *OffsetMap, o CleanOptions) (CleanSta
 	f := &batchFilter{
 		m: m, end: end, nowMs: nowMs, deleteRetentionMs: cfg.DeleteRetentionMs,
 		producerLast: o.ProducerLast, maxDecompressed: o.MaxDecompressed, horizon: math.MaxInt64,
+		readBuf: &readBuf,
 	}
 	var todo []cleanSeg
 	for _, cs := range p.segs {
@@ -263,7 +270,7 @@ func minHorizon(a, b int64) int64 {
 // batch, until the next batch's records would not fit. It returns the
 // offset where the map ends (records from there on are kept by this pass)
 // and the bytes read.
-func buildOffsetMap(ctx context.Context, m *OffsetMap, p *cleanPlan, maxDec int) (end, read int64, err error) {
+func buildOffsetMap(ctx context.Context, m *OffsetMap, p *cleanPlan, maxDec int, readBuf *[]byte) (end, read int64, err error) {
 	end = p.firstDirty
 	for _, cs := range p.segs {
 		if cs.next <= p.firstDirty {
@@ -273,7 +280,7 @@ func buildOffsetMap(ctx context.Context, m *OffsetMap, p *cleanPlan, maxDec int)
 		if cs.base <= p.firstDirty {
 			start = cs.startPos
 		}
-		w := newWalker(cs.file.f, start, cs.size)
+		w := newBulkWalker(cs.file.f, start, cs.size, readBuf)
 		for {
 			h, _, raw, err := w.next(true)
 			if err == io.EOF {

@@ -25,6 +25,7 @@ type batchFilter struct {
 	horizon int64
 
 	recs, tmp, cmp, out []byte
+	readBuf             *[]byte // segment read chunks
 }
 
 // filter returns what to write for the batch raw with header h (nil: drop
@@ -179,7 +180,7 @@ func (l *Log) cleanGroup(g []cleanSeg, f *batchFilter, interval int32, st *Clean
 		return nil
 	}
 	for _, cs := range g {
-		w := newWalker(cs.file.f, 0, cs.size)
+		w := newBulkWalker(cs.file.f, 0, cs.size, f.readBuf)
 		for {
 			h, _, raw, err := w.next(true)
 			if err == io.EOF {
