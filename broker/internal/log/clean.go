@@ -238,7 +238,7 @@ func (l *Log) Clean(ctx context.Context, m *OffsetMap, o CleanOptions) (CleanSta
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		if err := l.cleanGroup(g, f, cfg.IndexIntervalBytes, &st); err != nil {
+		if err := l.cleanGroup(ctx, g, f, cfg.IndexIntervalBytes, &st); err != nil {
 			l.tombHorizon.Store(minHorizon(l.tombHorizon.Load(), f.horizon))
 			return st, err
 		}

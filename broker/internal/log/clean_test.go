@@ -373,3 +373,52 @@ func readTail(t testing.TB, l *Log, have []rec) []rec {
 	}
 	return out
 }
+
+// compact,delete: retention deletes old cleaned segments; a retention run
+// that lands in the middle of a pass makes the pass give up its swap
+// cleanly, and the next pass works.
+func TestCleanWithRetention(t *testing.T) {
+	h := newHarness(t, vfs.NewCrashableMem(), "/data/topic-0")
+	compactConfig(h, 1024)
+	l := h.open()
+	defer mustClose(t, l)
+	appendVersions(t, l, 300, 10, h.clock.ms.Load(), "v")
+	segsBefore := l.NumSegments()
+
+	h.cfg.RetentionBytes = l.Size() - 3000 // drop the oldest few segments
+	l.SetConfig(h.cfg)
+	l.cleanHook = func(step string) {
+		if step == "cleaned" {
+			l.cleanHook = nil
+			if n, err := l.EnforceRetention(); err != nil || n == 0 {
+				t.Errorf("EnforceRetention during cleaning: %d, %v", n, err)
+			}
+		}
+	}
+	_, err := l.Clean(ctx, NewOffsetMap(1<<20), CleanOptions{})
+	if !IsCleanAborted(err) {
+		t.Fatalf("Clean with retention deleting its segments meanwhile = %v, want an abandoned pass", err)
+	}
+	for _, n := range listDir(t, h.fs, h.dir) {
+		if strings.HasSuffix(n, cleanedSuffix) || strings.HasSuffix(n, swapSuffix) {
+			t.Fatalf("abandoned pass left %s", n)
+		}
+	}
+	if l.NumSegments() >= segsBefore {
+		t.Fatalf("retention deleted nothing: %d segments", l.NumSegments())
+	}
+	before := readRecords(t, l)
+	cleanAll(t, l, NewOffsetMap(1<<20), CleanOptions{})
+	checkCompacted(t, before, readRecords(t, l), activeBase(l))
+
+	// Retention by time applies to cleaned segments too.
+	h.cfg.RetentionBytes, h.cfg.RetentionMs = -1, 60_000
+	l.SetConfig(h.cfg)
+	h.clock.Advance(2 * time.Minute)
+	if _, err := l.EnforceRetention(); err != nil {
+		t.Fatal(err)
+	}
+	if l.NumSegments() != 1 || l.LogStartOffset() != activeBase(l) {
+		t.Fatalf("after retention.ms: %d segments, log start %d, active base %d", l.NumSegments(), l.LogStartOffset(), activeBase(l))
+	}
+}

@@ -1,6 +1,7 @@
 package log
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -146,7 +147,7 @@ func (f *batchFilter) rebase(h *batch.Header, recs []byte, base int64) ([]byte, 
 
 // cleanGroup writes the cleaned form of the segments g into one new file
 // named for g's range, then swaps it in for them.
-func (l *Log) cleanGroup(g []cleanSeg, f *batchFilter, interval int32, st *CleanStats) error {
+func (l *Log) cleanGroup(ctx context.Context, g []cleanSeg, f *batchFilter, interval int32, st *CleanStats) error {
 	base, next := g[0].base, g[len(g)-1].next
 	name := l.path(cleanedFileName(base, next, cleanedSuffix))
 	file, err := l.fs.Create(name, vfs.WriteCategoryUnspecified)
@@ -185,6 +186,9 @@ func (l *Log) cleanGroup(g []cleanSeg, f *batchFilter, interval int32, st *Clean
 			h, _, raw, err := w.next(true)
 			if err == io.EOF {
 				break
+			}
+			if err == nil {
+				err = ctx.Err() // Close: stop at the next batch
 			}
 			if err != nil {
 				w.release()

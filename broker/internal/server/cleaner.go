@@ -79,7 +79,9 @@ func (c *cleaner) run(ctx context.Context) {
 func (c *cleaner) pick() *partition.Partition {
 	var best *partition.Partition
 	bestRatio := -1.0
-	for _, p := range c.s.partitions() {
+	parts := c.s.partitions()
+	c.forgetDropped(parts)
+	for _, p := range parts {
 		if !p.Config().Log.Compact {
 			continue
 		}
@@ -122,6 +124,22 @@ func (c *cleaner) clean(ctx context.Context, p *partition.Partition, m *plog.Off
 		c.mu.Lock()
 		c.mu.uncleanable[p] = true
 		c.mu.Unlock()
+	}
+}
+
+// forgetDropped forgets uncleanable partitions the node no longer hosts
+// (deleted topics), so they neither leak nor count in the metric.
+func (c *cleaner) forgetDropped(parts []*partition.Partition) {
+	hosted := make(map[*partition.Partition]bool, len(parts))
+	for _, p := range parts {
+		hosted[p] = true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for p := range c.mu.uncleanable {
+		if !hosted[p] {
+			delete(c.mu.uncleanable, p)
+		}
 	}
 }
 
