@@ -422,3 +422,39 @@ func TestCleanWithRetention(t *testing.T) {
 		t.Fatalf("after retention.ms: %d segments, log start %d, active base %d", l.NumSegments(), l.LogStartOffset(), activeBase(l))
 	}
 }
+
+// A compacted log of a million updates to a thousand keys (like
+// __consumer_offsets under constant commits), cleaned whenever Cleanable
+// says so, stays within a few segments.
+func TestCompactedLogStaysSmall(t *testing.T) {
+	h := newHarness(t, vfs.NewCrashableMem(), "/data/__consumer_offsets-0")
+	compactConfig(h, 1<<20)
+	l := h.open()
+	defer mustClose(t, l)
+	m := NewOffsetMap(1 << 20)
+	const keys, perBatch, batches = 1000, 100, 10_000
+	recs := make([]kv, perBatch)
+	maxSize := int64(0)
+	for i := range batches {
+		for j := range recs {
+			n := i*perBatch + j
+			recs[j] = kv{fmt.Sprintf("group-%d/topic/%d", n%keys/10, n%10), val(fmt.Sprintf("offset=%d", n))}
+		}
+		mustAppend(t, l, kvBatch(t, batch.CodecNone, h.clock.ms.Load(), -1, 0, recs...))
+		if i%100 == 99 && l.Cleanable(math.MaxInt64).Due {
+			if _, err := l.Clean(ctx, m, CleanOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		maxSize = max(maxSize, l.Size())
+	}
+	if maxSize > 3<<20 {
+		t.Fatalf("a log of %d updates to %d keys reached %d bytes", perBatch*batches, keys, maxSize)
+	}
+	live := newest(readRecords(t, l))
+	if len(live) != keys {
+		t.Fatalf("%d keys live, want %d", len(live), keys)
+	}
+	t.Logf("%d records appended; the log peaked at %d bytes and ends at %d bytes in %d segments",
+		perBatch*batches, maxSize, l.Size(), l.NumSegments())
+}
