@@ -144,6 +144,11 @@ func TestCompactionEndToEnd(t *testing.T) {
 	if removed := metric(t, b, "runnel_broker_log_cleaner_records_removed_total", topic); removed < float64(keys*20) {
 		t.Fatalf("records removed metric = %v, want at least %d", removed, keys*20)
 	}
+
+	// The compacted log, with its offset gaps, reopens as it was.
+	b.Stop(t)
+	b = brokertest.Start(t, map[string]string{"log.dirs": b.Dir, "log.cleaner.backoff.ms": "20"})
+	checkNewestPerKey(t, consumeUntil(t, b, topic, last), produced, newest, false)
 }
 
 // Keyless records are refused on compact and compact,delete topics alike.

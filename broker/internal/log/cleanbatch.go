@@ -40,7 +40,11 @@ type batchFilter struct {
 //   - a batch that keeps every record and needs no new delete horizon is
 //     written unchanged; otherwise it is rebuilt with the kept records, the
 //     same codec, base offset, last offset delta, producer id, epoch, base
-//     sequence, leader epoch and attributes; a batch that keeps tombstones
+//     sequence, leader epoch and attributes, and the max timestamp of the
+//     kept records (LogAppendTime batches keep theirs). Unlike Kafka, which
+//     restarts the base timestamp at the first kept record, the base
+//     timestamp stays (saving a re-encode): record timestamps are the same
+//     either way. A batch that keeps tombstones
 //     and has no horizon gets now+delete.retention.ms as its horizon (KIP-534:
 //     attribute bit 6, the horizon in the base timestamp, record timestamp
 //     deltas rebased so record timestamps do not change);
