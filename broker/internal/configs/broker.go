@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -55,6 +56,8 @@ type Broker struct {
 	LogCleanerThreads           int32
 	LogCleanerBackoffMs         int64
 	LogCleanerDedupeBufferSize  int64
+	LogCleanerIOBufferSize      int32
+	LogCleanerLoadFactor        float64
 
 	ReplicaFetchMaxBytes  int32
 	ReplicaFetchWaitMaxMs int32
@@ -165,6 +168,8 @@ func ResolveBroker(b BrokerLayers) (Broker, error) {
 	c.LogCleanerThreads = i32(get("log.cleaner.threads"))
 	c.LogCleanerBackoffMs = i64(get("log.cleaner.backoff.ms"))
 	c.LogCleanerDedupeBufferSize = i64(get("log.cleaner.dedupe.buffer.size"))
+	c.LogCleanerIOBufferSize = i32(get("log.cleaner.io.buffer.size"))
+	c.LogCleanerLoadFactor, _ = strconv.ParseFloat(get("log.cleaner.io.buffer.load.factor"), 64)
 	c.ReplicaFetchMaxBytes = i32(get("replica.fetch.max.bytes"))
 	c.ReplicaFetchWaitMaxMs = i32(get("replica.fetch.wait.max.ms"))
 	c.ReplicaLagTimeMaxMs = i64(get("replica.lag.time.max.ms"))

@@ -31,6 +31,9 @@ type CleanOptions struct {
 	// MaxDecompressed bounds one batch's decompressed records; <= 0 means
 	// batch.DefaultMaxDecompressed.
 	MaxDecompressed int
+	// ReadBufferSize is how much of a segment the pass reads at a time
+	// (a larger batch is still read whole); <= 0 means 1 MiB.
+	ReadBufferSize int
 }
 
 // Cleanability says how dirty a compacted log is and whether Clean would
@@ -58,10 +61,8 @@ type CleanStats struct {
 	FirstDirty     int64 // the cleaner checkpoint after the pass
 }
 
-// cleanReadChunk is how much of a segment a cleaning pass reads at a time
-// (Kafka's log.cleaner.io.buffer.size is 512 KiB, split between reading and
-// writing).
-const cleanReadChunk = 1 << 20
+// defaultReadBufferSize is CleanOptions.ReadBufferSize's default.
+const defaultReadBufferSize = 1 << 20
 
 // ErrOffsetMapTooSmall: not even one batch's keys fit in the offset map
 // (log.cleaner.dedupe.buffer.size is too small for this log).
@@ -216,7 +217,10 @@ func (l *Log) Clean(ctx context.Context, m *OffsetMap, o CleanOptions) (CleanSta
 	}
 
 	m.Reset()
-	readBuf := make([]byte, cleanReadChunk)
+	if o.ReadBufferSize <= 0 {
+		o.ReadBufferSize = defaultReadBufferSize
+	}
+	readBuf := make([]byte, max(o.ReadBufferSize, batch.HeaderSize))
 	end, n, err := buildOffsetMap(ctx, m, &p, o.MaxDecompressed, &readBuf)
 	st.BytesRead += n
 	st.MapKeys = m.Len()

@@ -22,7 +22,7 @@ func BenchmarkClean(b *testing.B) {
 		for _, mode := range []string{"clean", "copy"} {
 			b.Run(codec.String()+"/"+mode, func(b *testing.B) {
 				b.ReportAllocs()
-				m := NewOffsetMap(128 << 20)
+				m := NewOffsetMap(128<<20, 0)
 				var total int64
 				for range b.N {
 					b.StopTimer()

@@ -34,7 +34,7 @@ func TestCleanCrashAtEachStep(t *testing.T) {
 					crashed = fs.CrashClone(vfs.CrashCloneCfg{})
 				}
 			}
-			if _, err := l.Clean(ctx, NewOffsetMap(1<<20), CleanOptions{}); err != nil {
+			if _, err := l.Clean(ctx, NewOffsetMap(1<<20, 0), CleanOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			mustClose(t, l)
@@ -56,7 +56,7 @@ func TestCleanCrashAtEachStep(t *testing.T) {
 			if l.LogEndOffset() != before[len(before)-1].offset+1 {
 				t.Fatalf("LEO after recovery = %d, want %d", l.LogEndOffset(), before[len(before)-1].offset+1)
 			}
-			cleanAll(t, l, NewOffsetMap(1<<20), CleanOptions{})
+			cleanAll(t, l, NewOffsetMap(1<<20, 0), CleanOptions{})
 			checkCompacted(t, before, readRecords(t, l), act)
 		})
 	}
@@ -91,7 +91,7 @@ func TestCleanWhileReading(t *testing.T) {
 				}
 			}()
 		}
-		m := NewOffsetMap(1 << 16)
+		m := NewOffsetMap(1<<16, 0)
 		passes := 0
 		rounds := 30
 		if h.fs == vfs.Default {

@@ -56,7 +56,7 @@ func TestCleanKeepsNewestPerKey(t *testing.T) {
 		if c := l.Cleanable(math.MaxInt64); !c.Due || c.CleanBytes != 0 || c.FirstUncleanable != act {
 			t.Fatalf("Cleanable before cleaning = %+v, want due, nothing clean, uncleanable at the active base %d", c, act)
 		}
-		st, err := l.Clean(ctx, NewOffsetMap(1<<20), CleanOptions{})
+		st, err := l.Clean(ctx, NewOffsetMap(1<<20, 0), CleanOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,7 +118,7 @@ func TestCleanTombstonesAfterDeleteRetention(t *testing.T) {
 		appendVersions(t, l, 100, 5, ts+20, "f") // push the tombstone out of the active segment
 		before := readRecords(t, l)
 
-		if _, err := l.Clean(ctx, NewOffsetMap(1<<20), CleanOptions{}); err != nil {
+		if _, err := l.Clean(ctx, NewOffsetMap(1<<20, 0), CleanOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		got := readRecords(t, l)
@@ -142,7 +142,7 @@ func TestCleanTombstonesAfterDeleteRetention(t *testing.T) {
 		if c := l.Cleanable(math.MaxInt64); c.Due {
 			t.Fatalf("due before delete.retention.ms passed: %+v", c)
 		}
-		if _, err := l.Clean(ctx, NewOffsetMap(1<<20), CleanOptions{}); err != nil {
+		if _, err := l.Clean(ctx, NewOffsetMap(1<<20, 0), CleanOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if r := newest(readRecords(t, l))["gone"]; r.offset != tomb.BaseOffset {
@@ -153,7 +153,7 @@ func TestCleanTombstonesAfterDeleteRetention(t *testing.T) {
 		if !c.Due || c.Reason != "delete.retention.ms" {
 			t.Fatalf("Cleanable after the horizon = %+v, want due for delete.retention.ms", c)
 		}
-		if _, err := l.Clean(ctx, NewOffsetMap(1<<20), CleanOptions{}); err != nil {
+		if _, err := l.Clean(ctx, NewOffsetMap(1<<20, 0), CleanOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range readRecords(t, l) {
@@ -188,7 +188,7 @@ func TestCleanCompressedBatches(t *testing.T) {
 			mustAppend(t, l, kvBatch(t, codec, ts+20, -1, 0, kv{"k0", val("new")}, kv{"k1", nil}, kv{"k2", val("new")}))
 			appendVersions(t, l, 60, 3, ts+30, "f")
 			before := readRecords(t, l)
-			if _, err := l.Clean(ctx, NewOffsetMap(1<<20), CleanOptions{}); err != nil {
+			if _, err := l.Clean(ctx, NewOffsetMap(1<<20, 0), CleanOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			got := readRecords(t, l)
@@ -214,7 +214,7 @@ func TestCleanMultiPassWithTinyMap(t *testing.T) {
 	defer mustClose(t, l)
 	appendVersions(t, l, 900, 150, h.clock.ms.Load(), "v")
 	before := readRecords(t, l)
-	m := NewOffsetMap(24 * 64) // 57 keys per pass
+	m := NewOffsetMap(24*64, 0) // 57 keys per pass
 	passes := cleanAll(t, l, m, CleanOptions{})
 	if passes < 3 {
 		t.Fatalf("%d passes; a 57-key map needs several for 150 keys", passes)
@@ -237,7 +237,7 @@ func TestCleanOffsetMapTooSmall(t *testing.T) {
 	for range 5 {
 		mustAppend(t, l, kvBatch(t, batch.CodecNone, 0, -1, 0, recs...))
 	}
-	_, err := l.Clean(ctx, NewOffsetMap(24*16), CleanOptions{})
+	_, err := l.Clean(ctx, NewOffsetMap(24*16, 0), CleanOptions{})
 	if !errors.Is(err, ErrOffsetMapTooSmall) {
 		t.Fatalf("Clean with a 14-key map and 40-record batches = %v, want ErrOffsetMapTooSmall", err)
 	}
@@ -250,7 +250,7 @@ func TestCleanDirtyRatioAndLags(t *testing.T) {
 	defer mustClose(t, l)
 	now := h.clock.ms.Load()
 	appendVersions(t, l, 300, 100, now, "v")
-	cleanAll(t, l, NewOffsetMap(1<<20), CleanOptions{})
+	cleanAll(t, l, NewOffsetMap(1<<20, 0), CleanOptions{})
 	clean := l.Cleanable(math.MaxInt64).CleanBytes
 
 	// A little new dirty data: under the 0.5 ratio.
@@ -271,7 +271,7 @@ func TestCleanDirtyRatioAndLags(t *testing.T) {
 	if c := l.Cleanable(math.MaxInt64); c.Due || c.DirtyBytes != 0 {
 		t.Fatalf("with min.compaction.lag.ms: %+v, want nothing cleanable", c)
 	}
-	if _, err := l.Clean(ctx, NewOffsetMap(1<<20), CleanOptions{}); err != nil {
+	if _, err := l.Clean(ctx, NewOffsetMap(1<<20, 0), CleanOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if c := l.Cleanable(math.MaxInt64); c.CleanBytes != clean {
@@ -281,7 +281,7 @@ func TestCleanDirtyRatioAndLags(t *testing.T) {
 	if c := l.Cleanable(math.MaxInt64); !c.Due {
 		t.Fatalf("after min.compaction.lag.ms: %+v, want due", c)
 	}
-	cleanAll(t, l, NewOffsetMap(1<<20), CleanOptions{})
+	cleanAll(t, l, NewOffsetMap(1<<20, 0), CleanOptions{})
 
 	// max.compaction.lag.ms cleans a log under the ratio once its dirty data is old.
 	h.cfg.MinCompactionLagMs = 0
@@ -311,7 +311,7 @@ func TestCleanKeepsProducersLastBatch(t *testing.T) {
 	last := mustAppend(t, l, kvBatch(t, batch.CodecNone, ts, 7, 1, kv{"b", val("1")}, kv{"c", val("1")}))
 	mustAppend(t, l, kvBatch(t, batch.CodecNone, ts, -1, 0, kv{"a", val("2")}, kv{"b", val("2")}, kv{"c", val("2")}))
 	appendVersions(t, l, 40, 3, ts, "f")
-	if _, err := l.Clean(ctx, NewOffsetMap(1<<20), CleanOptions{ProducerLast: map[int64]int64{7: last.LastOffset}}); err != nil {
+	if _, err := l.Clean(ctx, NewOffsetMap(1<<20, 0), CleanOptions{ProducerLast: map[int64]int64{7: last.LastOffset}}); err != nil {
 		t.Fatal(err)
 	}
 	var pids []batch.Header
@@ -334,7 +334,7 @@ func TestCleanedLogKeepsAppending(t *testing.T) {
 		compactConfig(h, 1024)
 		h.cfg.MinCleanableDirtyRatio = 0
 		l := h.open()
-		m := NewOffsetMap(1 << 20)
+		m := NewOffsetMap(1<<20, 0)
 		var all []rec
 		for round := range 4 {
 			appendVersions(t, l, 60, 7, h.clock.ms.Load(), fmt.Sprintf("r%d-", round))
@@ -395,7 +395,7 @@ func TestCleanWithRetention(t *testing.T) {
 			}
 		}
 	}
-	_, err := l.Clean(ctx, NewOffsetMap(1<<20), CleanOptions{})
+	_, err := l.Clean(ctx, NewOffsetMap(1<<20, 0), CleanOptions{})
 	if !IsCleanAborted(err) {
 		t.Fatalf("Clean with retention deleting its segments meanwhile = %v, want an abandoned pass", err)
 	}
@@ -408,7 +408,7 @@ func TestCleanWithRetention(t *testing.T) {
 		t.Fatalf("retention deleted nothing: %d segments", l.NumSegments())
 	}
 	before := readRecords(t, l)
-	cleanAll(t, l, NewOffsetMap(1<<20), CleanOptions{})
+	cleanAll(t, l, NewOffsetMap(1<<20, 0), CleanOptions{})
 	checkCompacted(t, before, readRecords(t, l), activeBase(l))
 
 	// Retention by time applies to cleaned segments too.
@@ -431,7 +431,7 @@ func TestCompactedLogStaysSmall(t *testing.T) {
 	compactConfig(h, 1<<20)
 	l := h.open()
 	defer mustClose(t, l)
-	m := NewOffsetMap(1 << 20)
+	m := NewOffsetMap(1<<20, 0)
 	const keys, perBatch, batches = 1000, 100, 10_000
 	recs := make([]kv, perBatch)
 	maxSize := int64(0)

@@ -9,7 +9,8 @@ import (
 // fixed memory budget, for one cleaning pass. Like Kafka's SkimpyOffsetMap
 // it stores a 128-bit hash of each key, not the key: 24 bytes a slot (two
 // hash words and the offset), open addressing with linear probing, filled
-// to at most loadFactor of the slots the budget buys. Two keys whose 128-bit
+// to at most a load factor of the slots the budget buys
+// (log.cleaner.io.buffer.load.factor). Two keys whose 128-bit
 // hashes collide would be taken for one (probability ~n²/2¹²⁹).
 //
 // The table starts small and doubles up to the budget, so a small log costs
@@ -17,6 +18,7 @@ import (
 // goroutine owns one.
 type OffsetMap struct {
 	maxSlots int
+	load     float64
 	seed1    maphash.Seed
 	seed2    maphash.Seed
 	slots    []mapSlot
@@ -31,22 +33,27 @@ type mapSlot struct {
 // slotBytes is the memory one slot takes.
 const slotBytes = 24
 
-// loadFactor is Kafka's log.cleaner.io.buffer.load.factor default.
-const loadFactor = 0.9
+// DefaultLoadFactor is Kafka's log.cleaner.io.buffer.load.factor default.
+const DefaultLoadFactor = 0.9
 
 const minSlots = 1024
 
-// NewOffsetMap returns a map that uses at most memory bytes.
-func NewOffsetMap(memory int64) *OffsetMap {
+// NewOffsetMap returns a map that uses at most memory bytes, its slots
+// filled to at most load (0 < load <= 1; otherwise DefaultLoadFactor).
+func NewOffsetMap(memory int64, load float64) *OffsetMap {
+	if !(load > 0 && load <= 1) {
+		load = DefaultLoadFactor
+	}
 	return &OffsetMap{
 		maxSlots: int(max(memory/slotBytes, 16)),
+		load:     load,
 		seed1:    maphash.MakeSeed(),
 		seed2:    maphash.MakeSeed(),
 	}
 }
 
 // MaxEntries is how many keys fit in the budget.
-func (m *OffsetMap) MaxEntries() int { return int(float64(m.maxSlots) * loadFactor) }
+func (m *OffsetMap) MaxEntries() int { return min(int(float64(m.maxSlots)*m.load), m.maxSlots-1) }
 
 // Len is the number of keys held.
 func (m *OffsetMap) Len() int { return m.n }
@@ -60,7 +67,7 @@ func (m *OffsetMap) Reset() {
 // Put records offset for key; the caller puts offsets in increasing order
 // and never more than MaxEntries keys.
 func (m *OffsetMap) Put(key []byte, offset int64) {
-	if float64(m.n+1) > float64(len(m.slots))*loadFactor && len(m.slots) < m.maxSlots {
+	if float64(m.n+1) > float64(len(m.slots))*m.load && len(m.slots) < m.maxSlots {
 		m.grow()
 	}
 	h1, h2 := maphash.Bytes(m.seed1, key), maphash.Bytes(m.seed2, key)

@@ -6,7 +6,7 @@ import (
 )
 
 func TestOffsetMap(t *testing.T) {
-	m := NewOffsetMap(24 * 20_000)
+	m := NewOffsetMap(24*20_000, 0)
 	if m.MaxEntries() != 18_000 {
 		t.Fatalf("MaxEntries = %d, want 90%% of 20000 slots", m.MaxEntries())
 	}

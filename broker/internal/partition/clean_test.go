@@ -38,7 +38,7 @@ func TestProducerStateSurvivesCleaning(t *testing.T) {
 	for range 20 { // newer values of the same key, from a plain producer
 		appendCommit(makeBatch(2, 1000, -1, -1, -1))
 	}
-	st, err := p.Clean(context.Background(), plog.NewOffsetMap(1<<20))
+	st, err := p.Clean(context.Background(), plog.NewOffsetMap(1<<20, 0), plog.CleanOptions{})
 	if err != nil || st.RecordsRemoved == 0 {
 		t.Fatalf("Clean: %+v, %v", st, err)
 	}

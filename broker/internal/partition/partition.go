@@ -426,16 +426,15 @@ func (p *Partition) Cleanable() plog.Cleanability {
 
 // Clean runs one compaction pass over the log below the high watermark
 // with offset map m, keeping each idempotent producer's newest batch so its
-// sequence numbers still check after a restart.
-func (p *Partition) Clean(ctx context.Context, m *plog.OffsetMap) (plog.CleanStats, error) {
+// sequence numbers still check after a restart. It sets o's MaxOffset,
+// ProducerLast and MaxDecompressed; the caller may set the rest.
+func (p *Partition) Clean(ctx context.Context, m *plog.OffsetMap, o plog.CleanOptions) (plog.CleanStats, error) {
 	p.appendMu.Lock()
-	last := p.producers.lastOffsets()
+	o.ProducerLast = p.producers.lastOffsets()
 	p.appendMu.Unlock()
-	return p.log.Clean(ctx, m, plog.CleanOptions{
-		MaxOffset:       p.Offsets().HighWatermark,
-		ProducerLast:    last,
-		MaxDecompressed: maxDecompressed,
-	})
+	o.MaxOffset = p.Offsets().HighWatermark
+	o.MaxDecompressed = maxDecompressed
+	return p.log.Clean(ctx, m, o)
 }
 
 // Close saves the producer table and closes the log. It is idempotent.

@@ -19,9 +19,10 @@ import (
 // abandoned because its log changed) is marked uncleanable until the
 // broker restarts, as Kafka does.
 type cleaner struct {
-	s       *Server
-	backoff time.Duration
-	memory  int64 // per goroutine
+	s        *Server
+	backoff  time.Duration
+	memory   int64 // offset map bytes per goroutine
+	readSize int   // segment read chunk per goroutine
 
 	mu struct {
 		sync.Mutex
@@ -32,7 +33,11 @@ type cleaner struct {
 
 func newCleaner(s *Server) *cleaner {
 	c := &cleaner{s: s, backoff: time.Duration(s.cfg.LogCleanerBackoffMs) * time.Millisecond}
-	c.memory = s.cfg.LogCleanerDedupeBufferSize / int64(max(s.cfg.LogCleanerThreads, 1))
+	threads := max(s.cfg.LogCleanerThreads, 1)
+	c.memory = s.cfg.LogCleanerDedupeBufferSize / int64(threads)
+	// As Kafka: log.cleaner.io.buffer.size is split among the threads and,
+	// in each, between reading and writing.
+	c.readSize = max(int(s.cfg.LogCleanerIOBufferSize/threads/2), 4096)
 	c.mu.busy = map[*partition.Partition]bool{}
 	c.mu.uncleanable = map[*partition.Partition]bool{}
 	return c
@@ -50,7 +55,7 @@ func (c *cleaner) start(ctx context.Context, wg *sync.WaitGroup) {
 }
 
 func (c *cleaner) run(ctx context.Context) {
-	m := plog.NewOffsetMap(c.memory)
+	m := plog.NewOffsetMap(c.memory, c.s.cfg.LogCleanerLoadFactor)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -109,7 +114,7 @@ func (c *cleaner) pick() *partition.Partition {
 
 func (c *cleaner) clean(ctx context.Context, p *partition.Partition, m *plog.OffsetMap) {
 	start := time.Now()
-	st, err := p.Clean(ctx, m)
+	st, err := p.Clean(ctx, m, plog.CleanOptions{ReadBufferSize: c.readSize})
 	c.s.metrics.cleaner.observe(p.Topic, st, time.Since(start), err)
 	switch {
 	case err == nil:
