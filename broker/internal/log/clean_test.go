@@ -351,11 +351,16 @@ func TestCleanedLogKeepsAppending(t *testing.T) {
 			t.Fatalf("after Truncate(%d): LEO %d, checkpoint %d", cut, l.LogEndOffset(), l.firstDirty.Load())
 		}
 		appendVersions(t, l, 10, 7, h.clock.ms.Load(), "t")
+		want, leo := readRecords(t, l), l.LogEndOffset()
 		mustClose(t, l)
 		h.crash()
 		l = h.open()
 		defer mustClose(t, l)
-		readRecords(t, l)
+		got := readRecords(t, l)
+		if len(got) != len(want) || l.LogEndOffset() != leo {
+			t.Fatalf("after a crash: %d records, LEO %d; want %d, %d", len(got), l.LogEndOffset(), len(want), leo)
+		}
+		checkNothingLost(t, want, got)
 	})
 }
 
