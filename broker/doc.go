@@ -23,8 +23,10 @@
 // recovering every partition's log (a torn tail is cut at the last whole
 // batch) — and binds the listeners, so Addr is valid as soon as New
 // returns. Run accepts connections and runs background work (segment rolls,
-// retention) until its context ends or Close is called. Close stops
-// accepting, closes connections, waits for every goroutine, then syncs and
+// retention, log compaction) until its context ends or Close is called.
+// Close stops accepting, stops the log cleaner (a pass in progress is
+// abandoned; its half-written file is removed now or at the next start),
+// closes connections, waits for every goroutine, then syncs and
 // closes every partition; it is idempotent.
 //
 // # Concurrency
@@ -33,5 +35,6 @@
 // order) and a writer goroutine (writes responses in request order);
 // produces wait for their fsync and fetches wait for data on goroutines of
 // their own, so pipelined requests overlap. One housekeeping goroutine rolls
-// segments and enforces retention; one more serves HTTP.
+// segments and enforces retention; log.cleaner.threads goroutines compact
+// topics with cleanup.policy=compact; one more serves HTTP.
 package broker

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -51,6 +52,12 @@ type Broker struct {
 	// LogFlushNever is log.flush=never: do not fsync before acknowledging.
 	LogFlushNever               bool
 	LogRetentionCheckIntervalMs int64
+	LogCleanerEnable            bool
+	LogCleanerThreads           int32
+	LogCleanerBackoffMs         int64
+	LogCleanerDedupeBufferSize  int64
+	LogCleanerIOBufferSize      int32
+	LogCleanerLoadFactor        float64
 
 	ReplicaFetchMaxBytes  int32
 	ReplicaFetchWaitMaxMs int32
@@ -159,6 +166,12 @@ func ResolveBroker(b BrokerLayers) (Broker, error) {
 	}
 	c.LogFlushNever = get("log.flush") == "never"
 	c.LogRetentionCheckIntervalMs = i64(get("log.retention.check.interval.ms"))
+	c.LogCleanerEnable = get("log.cleaner.enable") == "true"
+	c.LogCleanerThreads = i32(get("log.cleaner.threads"))
+	c.LogCleanerBackoffMs = i64(get("log.cleaner.backoff.ms"))
+	c.LogCleanerDedupeBufferSize = i64(get("log.cleaner.dedupe.buffer.size"))
+	c.LogCleanerIOBufferSize = i32(get("log.cleaner.io.buffer.size"))
+	c.LogCleanerLoadFactor, _ = strconv.ParseFloat(get("log.cleaner.io.buffer.load.factor"), 64)
 	c.ReplicaFetchMaxBytes = i32(get("replica.fetch.max.bytes"))
 	c.ReplicaFetchWaitMaxMs = i32(get("replica.fetch.wait.max.ms"))
 	c.ReplicaLagTimeMaxMs = i64(get("replica.lag.time.max.ms"))

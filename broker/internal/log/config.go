@@ -38,6 +38,23 @@ type Config struct {
 	// FlushNever (log.flush=never) makes Sync a no-op: acknowledged data lives
 	// in the page cache until a roll or Close fsyncs it.
 	FlushNever bool
+
+	// Compact (cleanup.policy contains compact) lets Clean rewrite the log
+	// keeping the newest record per key. The fields below only matter then.
+	Compact bool
+	// DeleteRetentionMs (delete.retention.ms): a tombstone stays this long
+	// after the cleaner first reached it (its batch's delete horizon).
+	DeleteRetentionMs int64
+	// MinCompactionLagMs (min.compaction.lag.ms): a segment whose largest
+	// timestamp is younger than this is not cleaned yet.
+	MinCompactionLagMs int64
+	// MaxCompactionLagMs (max.compaction.lag.ms): a log whose oldest dirty
+	// segment's first batch is older than this is cleaned whatever its dirty
+	// ratio. 0 means never.
+	MaxCompactionLagMs int64
+	// MinCleanableDirtyRatio (min.cleanable.dirty.ratio): a log is cleaned
+	// when dirty bytes / (clean + dirty bytes) exceeds this.
+	MinCleanableDirtyRatio float64
 }
 
 // DefaultConfig returns Kafka's topic defaults: 1 GiB segments, 7 days

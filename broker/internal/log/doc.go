@@ -1,6 +1,7 @@
 // Package log is one partition's durable segmented log: append, read,
 // sparse offset and time indexes, crash recovery, segment roll, retention,
-// the log start offset, fsync with group commit, and the leader-epoch cache.
+// the log start offset, fsync with group commit, the leader-epoch cache, and
+// compaction (cleanup.policy=compact).
 //
 // Produced record batches (magic 2) are stored byte-for-byte; the log writes
 // only baseOffset and partitionLeaderEpoch, which are outside the CRC. It
@@ -20,11 +21,14 @@
 //	00000000000000000000.timeindex  time index: int64 max timestamp so far, int32 relative offset
 //	leader-epoch-checkpoint         Kafka's text format: "0", entry count, "epoch startOffset" lines
 //	log-start-offset                "0" and the log start offset (written by DeleteRecords/retention)
+//	cleaner-offset-checkpoint       "0", the first dirty offset, the earliest kept tombstone's delete horizon
+//	<base>.<next>.cleaned / .swap   a cleaned group of segments [base, next) while it is swapped in
 //	.clean-shutdown                 present only between a clean Close and the next Open
 //
-// Offsets are contiguous: each segment starts where the previous one ends, and
-// each batch where the previous batch ends. Only the last (active) segment is
-// written. Indexes are kept in memory and written (atomically: temp file,
+// Segments are contiguous: each starts where the previous one ends. Batches
+// are contiguous too, except where compaction removed whole batches: a
+// cleaned segment keeps its offset range, so it may hold gaps and end before
+// the next segment's base. Only the last (active) segment is written. Indexes are kept in memory and written (atomically: temp file,
 // fsync, rename) when a segment rolls and at Close; they are derived data, so
 // an index that is missing, short or inconsistent is rebuilt by scanning its
 // segment. Checkpoint files are replaced atomically the same way and the
@@ -68,19 +72,31 @@
 // dropped dirty pages and retrying would lie. Reads keep working. Reopen the
 // log (running recovery) to continue.
 //
+// # Compaction
+//
+// Clean runs one pass of Kafka's log cleaner (see broker/DESIGN.md, "Cleaning
+// path", for the steps); Cleanable says whether one is due. The caller (the
+// broker's cleaner goroutines) owns the OffsetMap and the schedule; the log
+// starts no goroutines for it. Cleaning never touches the active segment,
+// never changes an offset, and swaps each rewritten group of segments in
+// atomically (.cleaned, .swap, rename), so a crash at any step leaves either
+// the old or the new group; Open completes or discards a half-done swap.
+//
 // # Concurrency and lock order
 //
 // Log is safe for concurrent use. Locks, always taken in this order:
 //
+//	cleanMu   serializes Clean. A pass reads segments holding only file
+//	          references; it takes appendMu just to swap a group in.
 //	appendMu  serializes mutations: Append, AppendFollower, MaybeRoll, Truncate,
-//	          DeleteRecords, EnforceRetention, SetConfig, Close. Held across
+//	          DeleteRecords, EnforceRetention, SetConfig, Close, a cleaning swap. Held across
 //	          the roll's fsyncs (appends wait for a roll; reads and Sync do not).
 //	syncMu    serializes Sync's fsyncs; Truncate and Close take it to wait for
 //	          a running fsync.
 //	readMu    RWMutex held shared for the whole of Read, FirstBatchAtOrAfterTime,
 //	          MaxTimestampBatch and Scan; exclusive, briefly and never across
 //	          an fsync, by whoever removes segments or shrinks the published
-//	          size (retention, DeleteRecords, Truncate, Close). A read therefore
+//	          size (retention, DeleteRecords, Truncate, Close, a cleaning swap). A read therefore
 //	          never sees a segment vanish or a file shrink under it.
 //	mu        RWMutex guarding the segment list and the state readers look at
 //	          (sizes, next offsets, in-memory indexes); never held across IO.
@@ -109,6 +125,10 @@
 //	segment.go    a segment's in-memory state; ref-counted segment files
 //	index.go      the sparse offset and time indexes
 //	walker.go     chunked batch-by-batch reading of a segment file
+//	clean.go      Clean, Cleanable: planning a pass, the offset map build, grouping, the checkpoint
+//	cleanbatch.go what a pass keeps of one batch; writing a cleaned group
+//	cleanswap.go  the .cleaned -> .swap -> .log swap and its recovery at Open
+//	offsetmap.go  OffsetMap: key hash -> newest offset within a memory budget
 //	epoch.go      EpochCache and the leader-epoch-checkpoint format
 //	checkpoint.go atomic small-file writes, directory fsync, log-start-offset
 //	names.go      file names

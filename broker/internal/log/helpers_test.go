@@ -190,6 +190,9 @@ func readAllCRC(t testing.TB, l *Log, checkCRC bool) [][]byte {
 		}
 		bs := splitBatchesCRC(t, b, checkCRC)
 		if len(bs) == 0 {
+			if l.cfg.Compact {
+				break // compaction emptied the tail of the last full segment; the active one is empty
+			}
 			t.Fatalf("Read(%d) returned nothing below LEO %d", off, l.LogEndOffset())
 		}
 		for _, x := range bs {

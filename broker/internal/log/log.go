@@ -44,6 +44,13 @@ type Log struct {
 	leo atomic.Int64 // log end offset; stored with mu held
 	lso atomic.Int64 // log start offset; stored with mu held
 
+	// cleanMu serializes Clean (see clean.go); taken before appendMu.
+	cleanMu     sync.Mutex
+	cleanCfg    atomic.Pointer[Config] // cfg as of the last SetConfig, for the cleaner
+	firstDirty  atomic.Int64           // cleaner checkpoint: offsets below were cleaned
+	tombHorizon atomic.Int64           // earliest delete horizon of a kept tombstone; 0: none
+	cleanHook   func(step string)      // tests: called at each step of a swap
+
 	flushNever    atomic.Bool
 	indexInterval atomic.Int32          // cfg.IndexIntervalBytes, for readers
 	failure       atomic.Pointer[error] // first write/fsync error; set once
@@ -92,6 +99,8 @@ func (l *Log) SetConfig(c Config) {
 	l.appendMu.Lock()
 	defer l.appendMu.Unlock()
 	l.cfg = c.withDefaults()
+	cfg := l.cfg
+	l.cleanCfg.Store(&cfg)
 	l.flushNever.Store(l.cfg.FlushNever)
 	l.indexInterval.Store(l.cfg.IndexIntervalBytes)
 }

@@ -8,13 +8,14 @@ import (
 
 // File names inside a partition directory. See doc.go for the layout.
 const (
-	logSuffix           = ".log"
-	indexSuffix         = ".index"
-	timeIndexSuffix     = ".timeindex"
-	tmpSuffix           = ".tmp"
-	epochCheckpointFile = "leader-epoch-checkpoint"
-	logStartOffsetFile  = "log-start-offset"
-	cleanShutdownFile   = ".clean-shutdown"
+	logSuffix             = ".log"
+	indexSuffix           = ".index"
+	timeIndexSuffix       = ".timeindex"
+	tmpSuffix             = ".tmp"
+	epochCheckpointFile   = "leader-epoch-checkpoint"
+	logStartOffsetFile    = "log-start-offset"
+	cleanShutdownFile     = ".clean-shutdown"
+	cleanerCheckpointFile = "cleaner-offset-checkpoint"
 
 	baseOffsetDigits = 20
 )

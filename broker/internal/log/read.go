@@ -23,23 +23,37 @@ import (
 func (l *Log) Read(dst []byte, offset, maxOffset int64, maxBytes int, minOne bool) ([]byte, error) {
 	l.readMu.RLock()
 	defer l.readMu.RUnlock()
+	for {
+		out, next, err := l.readSegment(dst, offset, maxOffset, maxBytes, minOne)
+		if next < 0 || err != nil {
+			return out, err
+		}
+		offset = next // compaction removed the segment's batches from offset on
+	}
+}
 
+// readSegment is Read within the segment holding offset. When that segment
+// has no batch at or after offset (compaction removed its tail), it returns
+// the segment's end as next, for Read to continue there; otherwise next is
+// -1. readMu held.
+func (l *Log) readSegment(dst []byte, offset, maxOffset int64, maxBytes int, minOne bool) (_ []byte, next int64, _ error) {
 	l.mu.RLock()
 	if l.mu.closed {
 		l.mu.RUnlock()
-		return dst, ErrClosed
+		return dst, -1, ErrClosed
 	}
 	lso, leo := l.lso.Load(), l.leo.Load()
 	if offset < lso || offset > leo {
 		l.mu.RUnlock()
-		return dst, fmt.Errorf("%w: offset %d, log has [%d, %d)", ErrOffsetOutOfRange, offset, lso, leo)
+		return dst, -1, fmt.Errorf("%w: offset %d, log has [%d, %d)", ErrOffsetOutOfRange, offset, lso, leo)
 	}
 	if offset == leo || offset >= maxOffset {
 		l.mu.RUnlock()
-		return dst, nil
+		return dst, -1, nil
 	}
 	_, s := l.segmentForLocked(offset)
-	f, start, stop := s.file.f, s.offIdx.floor(offset-s.base), s.size
+	f, start, stop, segNext := s.file.f, s.offIdx.floor(offset-s.base), s.size, s.next
+	size := stop
 	if maxOffset < s.next {
 		// Batches at or after the first index entry >= maxOffset start at or
 		// after maxOffset: never returned.
@@ -59,10 +73,13 @@ func (l *Log) Read(dst []byte, offset, maxOffset int64, maxBytes int, minOne boo
 	for {
 		h, pos, _, err := w.next(false)
 		if err == io.EOF {
-			return dst, nil // every batch from offset on is at or beyond maxOffset
+			if stop == size && segNext > offset && segNext < maxOffset {
+				return dst, segNext, nil
+			}
+			return dst, -1, nil // every batch from offset on is at or beyond maxOffset
 		}
 		if err != nil {
-			return dst, readErr(offset, err)
+			return dst, -1, readErr(offset, err)
 		}
 		if h.LastOffset() >= offset {
 			first, firstPos = h, pos
@@ -70,12 +87,12 @@ func (l *Log) Read(dst []byte, offset, maxOffset int64, maxBytes int, minOne boo
 		}
 	}
 	if first.LastOffset() >= maxOffset {
-		return dst, nil
+		return dst, -1, nil
 	}
 	n := int64(first.Size())
 	if n > int64(maxBytes) {
 		if !minOne {
-			return dst, nil
+			return dst, -1, nil
 		}
 	} else {
 		n = min(int64(maxBytes), stop-firstPos)
@@ -86,9 +103,9 @@ func (l *Log) Read(dst []byte, offset, maxOffset int64, maxBytes int, minOne boo
 	if b, ok := w.buffered(firstPos, int(n)); ok {
 		copy(dst[orig:], b)
 	} else if err := readAt(f, dst[orig:], firstPos); err != nil {
-		return dst[:orig], readErr(offset, err)
+		return dst[:orig], -1, readErr(offset, err)
 	}
-	return dst[:orig+wholeBatches(dst[orig:], maxOffset)], nil
+	return dst[:orig+wholeBatches(dst[orig:], maxOffset)], -1, nil
 }
 
 // wholeBatches returns the length of the longest prefix of b made of whole

@@ -32,6 +32,8 @@ func Open(opts Options) (*Log, error) {
 		l.logger = slog.Default()
 	}
 	l.cfg = opts.Config.withDefaults()
+	cfg := l.cfg
+	l.cleanCfg.Store(&cfg)
 	l.flushNever.Store(l.cfg.FlushNever)
 	l.indexInterval.Store(l.cfg.IndexIntervalBytes)
 	l.epochs = newEpochCache(l.fs, l.dir, l.leo.Load, l.fail, l.logger)
@@ -87,6 +89,13 @@ func (l *Log) load() error {
 	if err != nil {
 		return err
 	}
+	if changed, err := l.recoverSwaps(names); err != nil {
+		return err
+	} else if changed {
+		if names, err = l.fs.List(l.dir); err != nil {
+			return err
+		}
+	}
 	clean := false
 	var bases []int64
 	indexes := map[int64][]string{}
@@ -133,10 +142,16 @@ func (l *Log) load() error {
 		return err
 	}
 
+	cleanedTo, _ := l.readCleanerCheckpoint()
 	var scannedEpochs []epochEntry // epochs seen in scanned batches, for repairing the cache
 	var rebuilt []*segment         // segments whose indexes were rebuilt
 	for i, base := range bases {
 		last := i == len(bases)-1
+		if n := len(l.mu.segments); n > 0 && l.mu.segments[n-1].next < base {
+			// Compaction removed the batches at the end of the previous
+			// segment: its range reaches this one.
+			l.mu.segments[n-1].next = base
+		}
 		if n := len(l.mu.segments); n > 0 && l.mu.segments[n-1].next != base {
 			prev := l.mu.segments[n-1]
 			l.logger.Warn("log: recovery deletes segments that do not follow the previous one",
@@ -165,7 +180,10 @@ func (l *Log) load() error {
 		if ok {
 			continue
 		}
-		truncated, err := l.recoverSegment(s, func(e epochEntry) { scannedEpochs = append(scannedEpochs, e) })
+		// Only cleaned segments may have offset gaps; the active one is
+		// never cleaned unless a truncation made a cleaned one active.
+		allowGaps := !last || base < cleanedTo
+		truncated, err := l.recoverSegment(s, allowGaps, func(e epochEntry) { scannedEpochs = append(scannedEpochs, e) })
 		if err != nil {
 			return err
 		}
@@ -221,6 +239,7 @@ func (l *Log) load() error {
 	if err := l.setRollBase(act); err != nil {
 		return err
 	}
+	l.loadCleanerCheckpoint()
 	return syncDir(l.fs, l.dir)
 }
 
@@ -293,14 +312,14 @@ func (l *Log) loadIndexes(s *segment, expectNext int64) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if h.BaseOffset != next {
+		if h.BaseOffset < next { // compaction leaves gaps, never overlaps
 			return reject("segment tail does not match the offset index",
 				fmt.Errorf("batch at position %d has offset %d, expected %d", pos, h.BaseOffset, next))
 		}
 		tailMax = max(tailMax, h.MaxTimestamp)
 		next = h.LastOffset() + 1
 	}
-	if expectNext >= 0 && next != expectNext {
+	if expectNext >= 0 && next > expectNext {
 		return reject("segment does not end where the next one starts",
 			fmt.Errorf("ends at offset %d, next segment starts at %d", next, expectNext))
 	}
@@ -316,6 +335,9 @@ func (l *Log) loadIndexes(s *segment, expectNext int64) (bool, error) {
 	if tailMax > lastTs {
 		return reject("time index does not hold the segment's largest timestamp", nil)
 	}
+	if expectNext >= 0 {
+		next = expectNext // a cleaned segment's range outlives its last batches
+	}
 	s.size, s.next = fileSize, next
 	s.bytesSinceIdx = fileSize - startPos
 	if ts, rel, ok := s.timeIdx.last(); ok {
@@ -329,7 +351,7 @@ func (l *Log) loadIndexes(s *segment, expectNext int64) (bool, error) {
 // the indexes, and truncates the file at the first invalid or partial batch.
 // onEpoch is called with each batch whose leader epoch differs from the
 // previous batch's. It reports whether it truncated.
-func (l *Log) recoverSegment(s *segment, onEpoch func(epochEntry)) (truncated bool, err error) {
+func (l *Log) recoverSegment(s *segment, allowGaps bool, onEpoch func(epochEntry)) (truncated bool, err error) {
 	st, err := s.file.f.Stat()
 	if err != nil {
 		return false, err
@@ -349,8 +371,8 @@ func (l *Log) recoverSegment(s *segment, onEpoch func(epochEntry)) (truncated bo
 			bad = err
 		case err != nil:
 			return false, err
-		case h.BaseOffset != s.next:
-			bad = fmt.Errorf("%w: batch at position %d has offset %d, expected %d", errBadBatch, pos, h.BaseOffset, s.next)
+		case h.BaseOffset < s.next || (h.BaseOffset != s.next && !allowGaps):
+			bad = fmt.Errorf("%w: batch at position %d has offset %d, expected at least %d", errBadBatch, pos, h.BaseOffset, s.next)
 		case batch.ComputeCRC(raw) != h.CRC:
 			bad = fmt.Errorf("%w: batch at position %d (offset %d): %w", errBadBatch, pos, h.BaseOffset, batch.ErrCRC)
 		default:

@@ -44,7 +44,8 @@ func (l *Log) truncateLocked(to int64) error {
 	k, s := l.segmentForLocked(to)
 
 	// Find the cut: the first batch whose last offset is >= to.
-	cutPos, newNext := s.size, s.next
+	// to may lie in a gap compaction left at the segment's end.
+	cutPos, newNext := s.size, min(s.next, to)
 	w := newWalker(s.file.f, s.offIdx.floor(to-s.base), s.size)
 	for {
 		h, pos, _, err := w.next(false)
@@ -102,6 +103,9 @@ func (l *Log) truncateLocked(to int64) error {
 	s.maxTs, s.maxTsOffset, s.idxTs = maxTs, maxTsOffset, idxTs
 	s.bytesSinceIdx = cutPos - tailStart
 	l.leo.Store(newNext)
+	if l.firstDirty.Load() > newNext {
+		l.firstDirty.Store(newNext)
+	}
 	lsoChanged := newNext < l.lso.Load()
 	if lsoChanged {
 		l.lso.Store(newNext)
@@ -184,6 +188,7 @@ func (l *Log) restartAt(offset int64) error {
 	l.readMu.Lock()
 	l.mu.Lock()
 	l.mu.segments = []*segment{s}
+	l.firstDirty.Store(min(l.firstDirty.Load(), offset))
 	l.leo.Store(offset)
 	l.lso.Store(offset)
 	l.mu.Unlock()

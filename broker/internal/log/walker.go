@@ -35,15 +35,22 @@ type batchWalker struct {
 	buf    *[]byte
 	bufPos int64 // file position of (*buf)[0]
 	n      int   // valid bytes in *buf
-	fill   int   // bytes to read per refill when fewer are needed; <= walkChunk
+	fill   int   // bytes to read per refill when fewer are needed; <= len(*buf)
+	owned  bool  // buf belongs to the caller: not returned to the pool
 }
 
 func newWalker(f vfs.File, start, end int64) batchWalker {
 	return batchWalker{f: f, pos: start, end: end, buf: walkBufPool.Get().(*[]byte), fill: walkChunk}
 }
 
+// newBulkWalker is newWalker reading buf-sized chunks into buf, which the
+// caller owns (the cleaner reads whole segments).
+func newBulkWalker(f vfs.File, start, end int64, buf *[]byte) batchWalker {
+	return batchWalker{f: f, pos: start, end: end, buf: buf, fill: len(*buf), owned: true}
+}
+
 func (w *batchWalker) release() {
-	if w.buf != nil && cap(*w.buf) <= maxPooledBuf {
+	if w.buf != nil && !w.owned && cap(*w.buf) <= maxPooledBuf {
 		walkBufPool.Put(w.buf)
 	}
 	w.buf = nil

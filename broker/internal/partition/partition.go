@@ -9,6 +9,7 @@
 package partition
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -415,6 +416,25 @@ func (p *Partition) DeleteRecords(before int64) (int64, error) {
 		}
 	}
 	return p.log.LogStartOffset(), nil
+}
+
+// Cleanable reports how dirty the partition's log is, for compaction up to
+// the high watermark.
+func (p *Partition) Cleanable() plog.Cleanability {
+	return p.log.Cleanable(p.Offsets().HighWatermark)
+}
+
+// Clean runs one compaction pass over the log below the high watermark
+// with offset map m, keeping each idempotent producer's newest batch so its
+// sequence numbers still check after a restart. It sets o's MaxOffset,
+// ProducerLast and MaxDecompressed; the caller may set the rest.
+func (p *Partition) Clean(ctx context.Context, m *plog.OffsetMap, o plog.CleanOptions) (plog.CleanStats, error) {
+	p.appendMu.Lock()
+	o.ProducerLast = p.producers.lastOffsets()
+	p.appendMu.Unlock()
+	o.MaxOffset = p.Offsets().HighWatermark
+	o.MaxDecompressed = maxDecompressed
+	return p.log.Clean(ctx, m, o)
 }
 
 // Close saves the producer table and closes the log. It is idempotent.

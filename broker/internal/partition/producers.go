@@ -134,3 +134,15 @@ func nextSeq(s int32) int32 {
 	}
 	return s + 1
 }
+
+// lastOffsets maps each producer id to the last offset of its newest batch,
+// which log compaction must keep (see log.CleanOptions.ProducerLast).
+func (ps producers) lastOffsets() map[int64]int64 {
+	out := make(map[int64]int64, len(ps))
+	for id, e := range ps {
+		if n := len(e.Batches); n > 0 {
+			out[id] = e.Batches[n-1].LastOffset
+		}
+	}
+	return out
+}

@@ -25,11 +25,13 @@ type metrics struct {
 	topicRecordsOut  *prometheus.CounterVec
 	commitLatency    prometheus.Histogram
 	groupCommits     prometheus.Counter
+	cleaner          *cleanerMetrics
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	f := func(c prometheus.Collector) prometheus.Collector { reg.MustRegister(c); return c }
 	return &metrics{
+		cleaner: newCleanerMetrics(reg),
 		requests: f(prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "runnel_broker_requests_total", Help: "Requests answered, by API.",
 		}, []string{"api"})).(*prometheus.CounterVec),

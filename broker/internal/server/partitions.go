@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/runnel-io/runnel/broker/internal/configs"
@@ -113,14 +114,27 @@ func partitionConfig(topic map[string]string, layers configs.BrokerLayers, flush
 	if err != nil {
 		return partition.Config{}, err
 	}
+	retentionMs, retentionBytes := t.RetentionMs, t.RetentionBytes
+	if !t.CleanupPolicy.Delete() { // compact alone (or none) deletes nothing by age or size
+		retentionMs, retentionBytes = -1, -1
+	}
+	maxLag := t.MaxCompactionLagMs
+	if maxLag == math.MaxInt64 {
+		maxLag = 0 // never
+	}
 	return partition.Config{
 		Log: plog.Config{
-			SegmentBytes:       int64(t.SegmentBytes),
-			SegmentMs:          t.MaxSegmentMs(),
-			IndexIntervalBytes: t.IndexIntervalBytes,
-			RetentionMs:        t.RetentionMs,
-			RetentionBytes:     t.RetentionBytes,
-			FlushNever:         flushNever,
+			SegmentBytes:           int64(t.SegmentBytes),
+			SegmentMs:              t.MaxSegmentMs(),
+			IndexIntervalBytes:     t.IndexIntervalBytes,
+			RetentionMs:            retentionMs,
+			RetentionBytes:         retentionBytes,
+			FlushNever:             flushNever,
+			Compact:                t.CleanupPolicy.Compact(),
+			DeleteRetentionMs:      t.DeleteRetentionMs,
+			MinCompactionLagMs:     t.MinCompactionLagMs,
+			MaxCompactionLagMs:     maxLag,
+			MinCleanableDirtyRatio: t.MinCleanableDirtyRatio,
 		},
 		MaxMessageBytes:      t.MaxMessageBytes,
 		LogAppendTime:        t.MessageTimestampType == configs.LogAppendTime,

@@ -50,8 +50,13 @@ type Server struct {
 	listener  net.Listener
 	advertise metadata.Broker
 
-	pids   producerIDs
-	groups groupCoordinator
+	pids    producerIDs
+	groups  groupCoordinator
+	cleaner *cleaner // nil when log.cleaner.enable is false
+
+	// bg is canceled by Close: long background work (cleaning) stops early.
+	bg       context.Context
+	bgCancel context.CancelFunc
 
 	mu struct {
 		sync.RWMutex
@@ -111,6 +116,11 @@ func New(o Options) (*Server, error) {
 	}
 	o.Registry.MustRegister(newLogCollector(s))
 	o.Registry.MustRegister(newGroupMetrics(s))
+	o.Registry.MustRegister(newDirtyCollector(s))
+	s.bg, s.bgCancel = context.WithCancel(context.Background())
+	if o.Config.LogCleanerEnable && o.Config.LogCleanerThreads > 0 {
+		s.cleaner = newCleaner(s)
+	}
 	s.mu.parts = map[tp]*partition.Partition{}
 	s.mu.conns = map[*conn]struct{}{}
 	if err := o.FS.MkdirAll(s.dataDir, 0o755); err != nil {
@@ -220,13 +230,16 @@ func (s *Server) Ready() bool {
 }
 
 // Serve accepts connections and runs the background work (time-based
-// segment rolls, retention) until ctx ends or Close is called.
+// segment rolls, retention, the log cleaner) until ctx ends or Close is called.
 func (s *Server) Serve(ctx context.Context) error {
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		s.housekeeping()
 	}()
+	if s.cleaner != nil {
+		s.cleaner.start(s.bg, &s.wg)
+	}
 	go func() {
 		defer s.wg.Done()
 		s.groups.tickLoop(s.stop)
@@ -335,6 +348,7 @@ func (s *Server) Close() error {
 	var err error
 	s.stopOnce.Do(func() {
 		close(s.stop)
+		s.bgCancel()
 		s.listener.Close()
 		s.mu.Lock()
 		s.mu.closed = true
