@@ -135,16 +135,3 @@ func table(s string) [][]string {
 }
 
 func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
-
-// skipIfUnsupported skips a test whose feature (consumer groups,
-// transactions) the test broker does not implement yet, and fails it for
-// any other error.
-func skipIfUnsupported(t *testing.T, err error) {
-	t.Helper()
-	if err != nil && strings.Contains(err.Error(), "broker is too old") {
-		t.Skipf("the test broker lacks a Kafka API this test needs: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
