@@ -146,31 +146,27 @@ func (gc *groupCmd) listCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				// Filter here too: a broker before Kafka 2.6
-				// (ListGroups v4) ignores the state filter.
-				var names []string
-				for _, l := range listed.Sorted() {
-					if len(filter) == 0 || slices.Contains(filter, l.State) {
-						names = append(names, l.Group)
-					}
-				}
-				members := make(map[string]string, len(names))
-				if len(names) > 0 {
-					ds, err := adm.DescribeGroups(ctx, names...)
-					if err != nil {
+				ds := make(kadm.DescribedGroups)
+				if len(listed) > 0 {
+					if ds, err = adm.DescribeGroups(ctx, listed.Groups()...); err != nil {
 						return err
-					}
-					for _, d := range ds {
-						if d.Err == nil {
-							members[d.Group] = strconv.Itoa(len(d.Members))
-						}
 					}
 				}
 				tw := newTable(cmd.OutOrStdout())
 				fmt.Fprintln(tw, "GROUP\tSTATE\tPROTOCOL-TYPE\tMEMBERS")
-				for _, name := range names {
-					l := listed[name]
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, dash(l.State), dash(l.ProtocolType), dash(members[name]))
+				for _, l := range listed.Sorted() {
+					members := "-"
+					if d, ok := ds[l.Group]; ok && d.Err == nil {
+						members = strconv.Itoa(len(d.Members))
+						if l.State == "" { // ListGroups before v4 (Kafka 2.6) has no state
+							l.State = d.State
+						}
+					}
+					// Filter here too: ListGroups before v4 ignores the filter.
+					if len(filter) > 0 && !slices.Contains(filter, l.State) {
+						continue
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Group, dash(l.State), dash(l.ProtocolType), members)
 				}
 				return tw.Flush()
 			})

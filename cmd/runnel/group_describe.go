@@ -96,7 +96,9 @@ everything known about each group as one JSON object per line.`,
 				w := cmd.OutOrStdout()
 				for i, v := range views {
 					if output == "json" {
-						if err := json.NewEncoder(w).Encode(v); err != nil {
+						enc := json.NewEncoder(w)
+						enc.SetEscapeHTML(false)
+						if err := enc.Encode(v); err != nil {
 							return err
 						}
 						continue

@@ -203,6 +203,7 @@ func TestGroupDescribeLiveGroup(t *testing.T) {
 		m := startMember(t, c, "billing", "lagger", "orders")
 		m.commit(t, map[string]map[int32]int64{"orders": {0: 3, 1: 6}})
 		id, _ := m.GroupMetadata()
+		waitGroupState(t, c, "billing", "Stable")
 
 		out, stderr, err := c.run("", "group", "describe", "billing")
 		if err != nil || stderr != "" {
