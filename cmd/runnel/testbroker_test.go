@@ -12,7 +12,10 @@ import (
 // this address.
 func startTestBroker(t *testing.T) (addr string) {
 	t.Helper()
-	return brokertest.Start(t).Addr()
+	// Kafka's 3 s wait for more members before a new group's first
+	// rebalance only slows tests that join one member at a time (as
+	// Kafka's own test harness sets it).
+	return brokertest.Start(t, map[string]string{"group.initial.rebalance.delay.ms": "0"}).Addr()
 }
 
 // startKfake starts franz-go's in-memory Kafka (kfake, one broker) on
