@@ -160,13 +160,29 @@ func (gc *groupCoordinator) loaded() []*groupShard {
 	return gc.mu.shards
 }
 
-// shard returns the shard that coordinates groupID.
+// shard returns the shard that coordinates groupID, opening (and if need
+// be creating) __consumer_offsets first. Only the requests that start a
+// group (FindCoordinator, JoinGroup, OffsetCommit) create the topic, as in
+// Kafka where FindCoordinator does; the others use peek.
 func (gc *groupCoordinator) shard(groupID string) (*groupShard, error) {
 	shards, err := gc.shards(context.Background())
 	if err != nil {
 		return nil, err
 	}
 	return shards[groupPartition(groupID, len(shards))], nil
+}
+
+// peek returns the shard that coordinates groupID if __consumer_offsets is
+// open, else a throwaway shard with an empty core, which answers as Kafka
+// does for a group it does not know and never writes.
+func (gc *groupCoordinator) peek(groupID string) *groupShard {
+	if shards := gc.loaded(); shards != nil {
+		return shards[groupPartition(groupID, len(shards))]
+	}
+	sh := &groupShard{gc: gc}
+	sh.mu.core = group.New(gc.s.groupConfig())
+	sh.mu.waiters = map[group.Waiter]chan kmsg.Response{}
+	return sh
 }
 
 // load replays the partition into the core.
