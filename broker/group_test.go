@@ -7,12 +7,16 @@ package broker_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/runnel-io/runnel/broker"
 	"github.com/runnel-io/runnel/broker/brokertest"
@@ -289,5 +293,73 @@ func TestGroupOffsetsSurviveRestart(t *testing.T) {
 	seen, _ := consumeGroup(t, b2, "durable", "gd", 1, 5)
 	if len(seen) != 5 {
 		t.Errorf("after restart the group consumed %d records, want the 5 new ones", len(seen))
+	}
+}
+
+func TestGroupMetrics(t *testing.T) {
+	b := brokertest.Start(t, groupSettings)
+	rc := dialRaw(t, b.Addr())
+	rc.createTopic("lagging", 1, nil)
+	produceN(t, b, "lagging", 0, 10)
+	adm := newAdmin(t, b)
+	os := kadm.Offsets{}
+	os.Add(kadm.Offset{Topic: "lagging", Partition: 0, At: 4, LeaderEpoch: -1})
+	if _, err := adm.CommitOffsets(testCtx(t), "behind", os); err != nil {
+		t.Fatal(err)
+	}
+	_, cls := consumeGroup(t, b, "lagging", "live", 1, 10)
+	defer cls[0].Close()
+
+	resp, err := http.Get("http://" + b.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`runnel_broker_groups{state="Stable"} 1`,
+		`runnel_broker_groups{state="Empty"} 1`,
+		`runnel_broker_group_lag{group="behind",partition="0",topic="lagging"} 6`,
+		`runnel_broker_group_lag{group="live",partition="0",topic="lagging"} 0`,
+		`runnel_broker_group_offset_commits_total`,
+		`runnel_broker_group_rebalances_total 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// Only FindCoordinator (and JoinGroup, OffsetCommit) create
+// __consumer_offsets, as in Kafka: reading about groups on a fresh broker
+// leaves its topic list alone.
+func TestGroupOffsetsTopicCreatedOnDemand(t *testing.T) {
+	b := brokertest.Start(t, groupSettings)
+	rc := dialRaw(t, b.Addr())
+	lg := kmsg.NewPtrListGroupsRequest()
+	lg.Version = 5
+	if r := rc.roundTrip(lg).(*kmsg.ListGroupsResponse); r.ErrorCode != 0 || len(r.Groups) != 0 {
+		t.Fatalf("ListGroups: %s %v", errName(r.ErrorCode), r.Groups)
+	}
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Version, dg.Groups = 5, []string{"nobody"}
+	if d := rc.roundTrip(dg).(*kmsg.DescribeGroupsResponse).Groups[0]; d.ErrorCode != 0 || d.State != "Dead" {
+		t.Fatalf("DescribeGroups: %s %s", errName(d.ErrorCode), d.State)
+	}
+	if md := metadataFor(t, rc); len(md.Topics) != 0 {
+		t.Fatalf("topics after reads: %d", len(md.Topics))
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version, fc.CoordinatorKeys = 6, []string{"g"}
+	c := rc.roundTrip(fc).(*kmsg.FindCoordinatorResponse).Coordinators[0]
+	if c.ErrorCode != 0 || c.Port == 0 || c.Host == "" {
+		t.Fatalf("FindCoordinator: %s %+v", errName(c.ErrorCode), c)
+	}
+	md := metadataFor(t, rc, "__consumer_offsets")
+	if len(md.Topics) != 1 || md.Topics[0].ErrorCode != 0 || !md.Topics[0].IsInternal || len(md.Topics[0].Partitions) != 50 {
+		t.Fatalf("__consumer_offsets: %+v", md.Topics)
 	}
 }
