@@ -106,6 +106,7 @@ everything known about each group as one JSON object per line.`,
 					if i > 0 {
 						fmt.Fprintln(w)
 					}
+					warnGroupState(cmd.ErrOrStderr(), v)
 					var err error
 					switch {
 					case members:
@@ -113,7 +114,6 @@ everything known about each group as one JSON object per line.`,
 					case state:
 						err = printState(w, v)
 					default:
-						warnGroupState(cmd.ErrOrStderr(), v)
 						err = printOffsets(w, v)
 					}
 					if err != nil {
