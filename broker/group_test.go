@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/runnel-io/runnel/broker"
 	"github.com/runnel-io/runnel/broker/brokertest"
@@ -329,5 +330,36 @@ func TestGroupMetrics(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// Only FindCoordinator (and JoinGroup, OffsetCommit) create
+// __consumer_offsets, as in Kafka: reading about groups on a fresh broker
+// leaves its topic list alone.
+func TestGroupOffsetsTopicCreatedOnDemand(t *testing.T) {
+	b := brokertest.Start(t, groupSettings)
+	rc := dialRaw(t, b.Addr())
+	lg := kmsg.NewPtrListGroupsRequest()
+	lg.Version = 5
+	if r := rc.roundTrip(lg).(*kmsg.ListGroupsResponse); r.ErrorCode != 0 || len(r.Groups) != 0 {
+		t.Fatalf("ListGroups: %s %v", errName(r.ErrorCode), r.Groups)
+	}
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Version, dg.Groups = 5, []string{"nobody"}
+	if d := rc.roundTrip(dg).(*kmsg.DescribeGroupsResponse).Groups[0]; d.ErrorCode != 0 || d.State != "Dead" {
+		t.Fatalf("DescribeGroups: %s %s", errName(d.ErrorCode), d.State)
+	}
+	if md := metadataFor(t, rc); len(md.Topics) != 0 {
+		t.Fatalf("topics after reads: %d", len(md.Topics))
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version, fc.CoordinatorKeys = 6, []string{"g"}
+	c := rc.roundTrip(fc).(*kmsg.FindCoordinatorResponse).Coordinators[0]
+	if c.ErrorCode != 0 || c.Port == 0 || c.Host == "" {
+		t.Fatalf("FindCoordinator: %s %+v", errName(c.ErrorCode), c)
+	}
+	md := metadataFor(t, rc, "__consumer_offsets")
+	if len(md.Topics) != 1 || md.Topics[0].ErrorCode != 0 || !md.Topics[0].IsInternal || len(md.Topics[0].Partitions) != 50 {
+		t.Fatalf("__consumer_offsets: %+v", md.Topics)
 	}
 }

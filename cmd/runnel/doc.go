@@ -9,12 +9,17 @@
 //	runnel topic delete NAME... [--if-exists]
 //	runnel produce TOPIC [-f file] [-K sep] [-H key=value]... [-p N] [--acks all|1|0] [--compression codec]
 //	runnel consume TOPIC [--from where] [-p N] [-n count] [-f] [-o text|json] [-g group] [--isolation level]
+//	runnel group list [--state Stable,Empty,...]
+//	runnel group describe GROUP... [--members [--verbose] | --state] [-o text|json]
+//	runnel group reset-offsets -g GROUP (--topic T[:P,P...]... | --all-topics) MODE [--execute]
+//	runnel group delete GROUP... [--topic T[:P,P...]...]
 //	runnel perf produce --topic T --num-records N [--record-size B] [--throughput recs/s] ...
 //	runnel perf consume --topic T --messages N [--group G]
 //
 // Every command takes -b/--brokers (default $RUNNEL_BROKERS, else
 // localhost:9092) and --client-id. Flags follow Kafka's CLI tools and kcat
-// where they have one (-b, -K, -H, -p, --acks, --compression, --from).
+// where they have one (-b, -K, -H, -p, --acks, --compression, --from, and
+// kafka-consumer-groups' --state, --members, --to-earliest, --shift-by ...).
 //
 // Output contract: data goes to stdout (records, tables, perf summaries);
 // progress, counts and errors go to stderr. Errors say what to do next and

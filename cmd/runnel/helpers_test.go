@@ -135,17 +135,3 @@ func table(s string) [][]string {
 }
 
 func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
-
-// skipIfUnsupported skips a test whose feature (consumer groups,
-// transactions) the test broker does not implement yet, and fails it for
-// any other error.
-func skipIfUnsupported(t *testing.T, err error) {
-	t.Helper()
-	// Runnel refuses transactional ids until transactions land (issue 5).
-	if err != nil && (strings.Contains(err.Error(), "broker is too old") || strings.Contains(err.Error(), "TRANSACTIONAL_ID_AUTHORIZATION_FAILED")) {
-		t.Skipf("the test broker lacks a Kafka API this test needs: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}

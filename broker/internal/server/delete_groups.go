@@ -19,12 +19,7 @@ func handleDeleteGroups(c *conn, r *request) kmsg.Response {
 	for _, id := range req.Groups {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group = id
-		sh, err := c.s.groups.shard(id)
-		if err != nil {
-			rg.ErrorCode = kerr.CoordinatorNotAvailable.Code
-			resp.Groups = append(resp.Groups, rg)
-			continue
-		}
+		sh := c.s.groups.peek(id)
 		now := c.s.now()
 		var code *kerr.Error
 		p, _ := sh.step(0, func(core *group.Coordinator) group.Output {

@@ -15,17 +15,13 @@ func handleDescribeGroups(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.DescribeGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, id := range req.Groups {
-		sh, err := c.s.groups.shard(id)
-		if err != nil || id == "" {
+		if id == "" {
 			d := kmsg.NewDescribeGroupsResponseGroup()
-			d.Group = id
-			d.ErrorCode = kerr.CoordinatorNotAvailable.Code
-			if id == "" {
-				d.ErrorCode = kerr.InvalidGroupID.Code
-			}
+			d.ErrorCode = kerr.InvalidGroupID.Code
 			resp.Groups = append(resp.Groups, d)
 			continue
 		}
+		sh := c.s.groups.peek(id)
 		var d kmsg.DescribeGroupsResponseGroup
 		p, _ := sh.step(0, func(core *group.Coordinator) group.Output {
 			d = core.Describe(id)

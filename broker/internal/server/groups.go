@@ -160,13 +160,29 @@ func (gc *groupCoordinator) loaded() []*groupShard {
 	return gc.mu.shards
 }
 
-// shard returns the shard that coordinates groupID.
+// shard returns the shard that coordinates groupID, opening (and if need
+// be creating) __consumer_offsets first. Only the requests that start a
+// group (FindCoordinator, JoinGroup, OffsetCommit) create the topic, as in
+// Kafka where FindCoordinator does; the others use peek.
 func (gc *groupCoordinator) shard(groupID string) (*groupShard, error) {
 	shards, err := gc.shards(context.Background())
 	if err != nil {
 		return nil, err
 	}
 	return shards[groupPartition(groupID, len(shards))], nil
+}
+
+// peek returns the shard that coordinates groupID if __consumer_offsets is
+// open, else a throwaway shard with an empty core, which answers as Kafka
+// does for a group it does not know and never writes.
+func (gc *groupCoordinator) peek(groupID string) *groupShard {
+	if shards := gc.loaded(); shards != nil {
+		return shards[groupPartition(groupID, len(shards))]
+	}
+	sh := &groupShard{gc: gc}
+	sh.mu.core = group.New(gc.s.groupConfig())
+	sh.mu.waiters = map[group.Waiter]chan kmsg.Response{}
+	return sh
 }
 
 // load replays the partition into the core.
@@ -191,7 +207,12 @@ func (sh *groupShard) load(now time.Time) error {
 			}
 			if !h.IsControl() {
 				err = batch.ForEachRecord(b[:h.Size()], 64<<20, func(r *batch.Record) error {
-					return core.Load(now, r.Key, r.Value)
+					if err := core.Load(now, r.Key, r.Value); err != nil {
+						// One unreadable record must not keep every other
+						// group of the partition from loading.
+						sh.gc.s.logger.Warn("skipping a group record", "partition", sh.part.Index, "offset", h.BaseOffset+int64(r.OffsetDelta), "err", err)
+					}
+					return nil
 				})
 				if err != nil {
 					return err

@@ -3,7 +3,6 @@ package server
 // Heartbeat: versions 0-4.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/runnel-io/runnel/broker/internal/group"
@@ -11,12 +10,7 @@ import (
 
 func handleHeartbeat(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.HeartbeatRequest)
-	sh, err := c.s.groups.shard(req.Group)
-	if err != nil {
-		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		return resp
-	}
+	sh := c.s.groups.peek(req.Group)
 	now := c.s.now()
 	var resp *kmsg.HeartbeatResponse
 	p, _ := sh.step(0, func(core *group.Coordinator) group.Output {

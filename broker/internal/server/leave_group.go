@@ -4,7 +4,6 @@ package server
 // group.instance.id) from v3, each with its own error code.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/runnel-io/runnel/broker/internal/group"
@@ -12,12 +11,7 @@ import (
 
 func handleLeaveGroup(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.LeaveGroupRequest)
-	sh, err := c.s.groups.shard(req.Group)
-	if err != nil {
-		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		return resp
-	}
+	sh := c.s.groups.peek(req.Group)
 	now := c.s.now()
 	var resp *kmsg.LeaveGroupResponse
 	p, _ := sh.step(0, func(core *group.Coordinator) group.Output {

@@ -6,7 +6,6 @@ package server
 // another protocol type gets NON_EMPTY_GROUP.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/runnel-io/runnel/broker/internal/group"
@@ -14,12 +13,7 @@ import (
 
 func handleOffsetDelete(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.OffsetDeleteRequest)
-	sh, err := c.s.groups.shard(req.Group)
-	if err != nil {
-		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		return resp
-	}
+	sh := c.s.groups.peek(req.Group)
 	now := c.s.now()
 	var resp *kmsg.OffsetDeleteResponse
 	p, _ := sh.step(0, func(core *group.Coordinator) group.Output {

@@ -58,10 +58,7 @@ func (s *Server) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTo
 	if groupID == "" {
 		return nil, kerr.InvalidGroupID.Code
 	}
-	sh, err := s.groups.shard(groupID)
-	if err != nil {
-		return nil, kerr.CoordinatorNotAvailable.Code
-	}
+	sh := s.groups.peek(groupID)
 	var out []kmsg.OffsetFetchResponseTopic
 	p, _ := sh.step(0, func(core *group.Coordinator) group.Output {
 		out = core.FetchOffsets(groupID, topics)

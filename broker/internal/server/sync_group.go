@@ -5,7 +5,6 @@ package server
 // member hears of it; followers wait for it.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/runnel-io/runnel/broker/internal/group"
@@ -13,12 +12,7 @@ import (
 
 func handleSyncGroup(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.SyncGroupRequest)
-	sh, err := c.s.groups.shard(req.Group)
-	if err != nil {
-		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		return resp
-	}
+	sh := c.s.groups.peek(req.Group)
 	now := c.s.now()
 	w := c.s.groups.newWaiter()
 	p, ch := sh.step(w, func(core *group.Coordinator) group.Output { return core.Sync(now, w, req) })
