@@ -65,6 +65,7 @@ type Broker struct {
 
 	OffsetsTopicNumPartitions     int32
 	OffsetsTopicReplicationFactor int16
+	OffsetsTopicSegmentBytes      int32
 	OffsetsRetentionMinutes       int32
 	OffsetsRetentionCheckInterval int64
 	OffsetMetadataMaxBytes        int32
@@ -177,6 +178,7 @@ func ResolveBroker(b BrokerLayers) (Broker, error) {
 	c.ReplicaLagTimeMaxMs = i64(get("replica.lag.time.max.ms"))
 	c.OffsetsTopicNumPartitions = i32(get("offsets.topic.num.partitions"))
 	c.OffsetsTopicReplicationFactor = int16(i64(get("offsets.topic.replication.factor")))
+	c.OffsetsTopicSegmentBytes = i32(get("offsets.topic.segment.bytes"))
 	c.OffsetsRetentionMinutes = i32(get("offsets.retention.minutes"))
 	c.OffsetsRetentionCheckInterval = i64(get("offsets.retention.check.interval.ms"))
 	c.OffsetMetadataMaxBytes = i32(get("offset.metadata.max.bytes"))

@@ -183,6 +183,8 @@ var brokerTable = newTable(true, []*Def{
 	// single node works out of the box; set 3 for a production cluster.
 	newDef("offsets.topic.replication.factor", Short, "1", atLeast(1),
 		"Replication factor of __consumer_offsets."),
+	newDef("offsets.topic.segment.bytes", Int, "104857600", atLeast(1),
+		"Segment size of __consumer_offsets, kept small so the cleaner compacts it promptly."),
 	newDef("offsets.retention.minutes", Int, "10080", atLeast(1),
 		"Committed offsets of a group with no members are deleted after this long."),
 	newDef("offsets.retention.check.interval.ms", Long, "600000", atLeast(1),

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,7 +118,7 @@ func (gc *groupCoordinator) shards(ctx context.Context) ([]*groupShard, error) {
 			configs: map[string]string{
 				"cleanup.policy":   "compact",
 				"compression.type": "producer",
-				"segment.bytes":    "104857600", // offsets.topic.segment.bytes
+				"segment.bytes":    strconv.Itoa(int(s.cfg.OffsetsTopicSegmentBytes)),
 			},
 		}
 		nt, err := s.planTopic(s.meta.Image(), spec)
