@@ -81,8 +81,8 @@ func TestOffsetsTopicStaysSmall(t *testing.T) {
 
 	dir := filepath.Join(b.Dir, "__consumer_offsets-0")
 	var (
-		wg      sync.WaitGroup
-		errs    = make(chan error, groups)
+		wg     sync.WaitGroup
+		errs   = make(chan error, groups)
 		peakMu sync.Mutex
 		peak   int64
 	)
