@@ -35,6 +35,8 @@ type conn struct {
 	once   sync.Once
 	wg     sync.WaitGroup // handlers answering later
 	remote string
+	// iov is the writer's reusable list of buffers for a vectored write.
+	iov net.Buffers
 }
 
 // request is one request in flight on a connection.
@@ -193,8 +195,22 @@ func (c *conn) write(r *request) {
 	default:
 	}
 	r.resp.SetVersion(r.kreq.GetVersion())
-	buf := getBuffer()
-	defer putBuffer(buf)
+	buf := getWriteBuffer()
+	defer putWriteBuffer(buf)
+	if fr, ok := r.resp.(*kmsg.FetchResponse); ok && wire.CanHandFrameFetch(fr) {
+		// The records go out from the buffer they were read into, in one
+		// writev with the hand-framed rest (see wire.AppendFetchResponse).
+		var bufs net.Buffers
+		*buf, bufs = wire.AppendFetchResponse((*buf)[:0], r.hdr.CorrelationID, fr, c.iov[:0])
+		c.iov = bufs[:0]
+		n, err := bufs.WriteTo(c.nc)
+		clear(c.iov[:cap(c.iov)]) // drop references to the records
+		c.s.metrics.bytesOut.Add(float64(n))
+		if err != nil {
+			c.close()
+		}
+		return
+	}
 	*buf = wire.AppendResponse((*buf)[:0], r.hdr.CorrelationID, r.kreq, r.resp)
 	c.s.metrics.bytesOut.Add(float64(len(*buf)))
 	if _, err := c.nc.Write(*buf); err != nil {

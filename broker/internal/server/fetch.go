@@ -10,7 +10,6 @@ package server
 // until replication lands.
 
 import (
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,9 +26,9 @@ var noRecords = []byte{}
 func handleFetch(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.FetchRequest)
 	r.later = func() kmsg.Response {
-		buf := getBuffer()
+		buf := recordBuffers.get()
 		resp := c.fetch(req, buf)
-		r.release = func() { putBuffer(buf) }
+		r.release = func() { recordBuffers.put(buf) }
 		return resp
 	}
 	return nil
@@ -210,21 +209,4 @@ func checkLeaderEpoch(p *partition.Partition, clientEpoch int32) int16 {
 		return kerr.UnknownLeaderEpoch.Code
 	}
 	return 0
-}
-
-// maxPooledBuffer is the largest buffer kept for reuse; larger ones (a
-// fetch near max_bytes) are left to the garbage collector.
-const maxPooledBuffer = 64 << 20
-
-// bufferPool holds read and write buffers shared by all connections, so a
-// fetch does not allocate and zero a fresh buffer for every response.
-var bufferPool = sync.Pool{New: func() any { return new([]byte) }}
-
-func getBuffer() *[]byte { return bufferPool.Get().(*[]byte) }
-
-func putBuffer(b *[]byte) {
-	if cap(*b) <= maxPooledBuffer {
-		*b = (*b)[:0]
-		bufferPool.Put(b)
-	}
 }
