@@ -50,7 +50,8 @@ type Server struct {
 	listener  net.Listener
 	advertise metadata.Broker
 
-	pids producerIDs
+	pids     producerIDs
+	sessions *fetchSessions
 
 	mu struct {
 		sync.RWMutex
@@ -120,6 +121,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.meta = meta
 	s.pids.s = s
+	s.sessions = newFetchSessions(int(o.Config.FetchSessionSlots), o.Now)
 
 	l := o.Config.Listeners[0]
 	ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
