@@ -1,6 +1,10 @@
 package server
 
-import "sync"
+import (
+	"bufio"
+	"encoding/binary"
+	"sync"
+)
 
 // Buffers for fetches and responses.
 //
@@ -83,4 +87,36 @@ func putWriteBuffer(b *[]byte) {
 		*b = (*b)[:0]
 		writeBuffers.Put(b)
 	}
+}
+
+// Produce frames. A connection reads every request into a fresh buffer,
+// since decoded requests alias it; wire.ReadFrame grows that buffer as the
+// bytes arrive (so a claimed size costs nothing until it is sent), which
+// for a megabyte produce is five allocations and four copies. Frames of
+// more than largeFrame bytes read into a buffer from frameBuffers instead,
+// and a produce's frame goes back there once its response is written.
+const (
+	largeFrame           = 64 << 10
+	maxFrameBuffer       = 2 << 20
+	maxFrameBuffersTotal = 32 << 20
+)
+
+var frameBuffers = &bufferList{maxBuf: maxFrameBuffer, maxTotal: maxFrameBuffersTotal}
+
+// largeFrameBuffer returns a recycled buffer when the next frame in br is
+// larger than largeFrame, else nil. It only peeks at the size.
+func largeFrameBuffer(br *bufio.Reader) *[]byte {
+	b, err := br.Peek(4)
+	if err != nil || int32(binary.BigEndian.Uint32(b)) <= largeFrame {
+		return nil
+	}
+	return frameBuffers.get()
+}
+
+// bufSlice returns the buffer b points to, or nil.
+func bufSlice(b *[]byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return *b
 }

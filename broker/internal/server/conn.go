@@ -58,6 +58,9 @@ type request struct {
 	// producer has no other way to learn of it).
 	closeAfter bool
 	ready      chan struct{}
+	// frame, when set, is the request's frame buffer, recycled after the
+	// response is written.
+	frame *[]byte
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -105,8 +108,10 @@ func (c *conn) readLoop() {
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	limit := int32(preAuthMaxBytes)
 	for {
-		// A fresh buffer per request: decoded requests alias it.
-		frame, err := wire.ReadFrame(br, nil, limit)
+		// A fresh buffer per request, as decoded requests alias it; a
+		// large frame (a produce) reads into a recycled one instead.
+		fb := largeFrameBuffer(br)
+		frame, err := wire.ReadFrame(br, bufSlice(fb), limit)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				c.s.logger.Debug("closing connection", "remote", c.remote, "err", err)
@@ -139,6 +144,12 @@ func (c *conn) readLoop() {
 		}
 		limit = c.s.cfg.SocketRequestMaxBytes
 		r := &request{hdr: hdr, kreq: req, start: time.Now()}
+		if fb != nil && hdr.APIKey == kmsg.Produce.Int16() {
+			// Done with once written: the records were appended to the
+			// log in the handler, and nothing else keeps them.
+			*fb = frame
+			r.frame = fb
+		}
 		r.resp = h.fn(c, r)
 		if !c.enqueue(r) {
 			return
@@ -178,6 +189,9 @@ func (c *conn) writeLoop() {
 		c.write(r)
 		if r.release != nil {
 			r.release()
+		}
+		if r.frame != nil {
+			frameBuffers.put(r.frame)
 		}
 	}
 }
