@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/runnel-io/runnel/bench/internal/harness"
 	"github.com/runnel-io/runnel/broker/brokertest"
@@ -231,12 +232,16 @@ func benchConsume(b *testing.B, srv server, d harness.Dataset) {
 	m := startMeter(srv)
 	b.ResetTimer()
 	b.StartTimer()
-	err := harness.Consume(b.Context(), []string{srv.addr}, d, n, log, srv.health)
+	stats := &harness.FetchStats{}
+	err := harness.Consume(b.Context(), []string{srv.addr}, d, n, log, srv.health, kgo.WithHooks(stats))
 	b.StopTimer()
 	if err != nil {
 		b.Fatalf("consume %d records: %v", n, err)
 	}
 	m.report(b, n, d.ValueSize, log)
+	if os.Getenv("RUNNEL_BENCH_FETCH_STATS") != "" {
+		b.Logf("%d records: %v", n, stats)
+	}
 }
 
 // BenchmarkRaw measures the machine's limit for the same bytes: produce is
@@ -286,11 +291,12 @@ type meter struct {
 	srv                      server
 	start                    time.Time
 	selfCPU, brkCPU, machine time.Duration
+	gcs                      uint32
 	err                      error
 }
 
 func startMeter(srv server) meter {
-	m := meter{srv: srv, start: time.Now(), selfCPU: harness.SelfCPU()}
+	m := meter{srv: srv, start: time.Now(), selfCPU: harness.SelfCPU(), gcs: numGC()}
 	var err error
 	if srv.pid != 0 {
 		m.brkCPU, err = harness.ProcessCPU(srv.pid)
@@ -302,7 +308,9 @@ func startMeter(srv server) meter {
 }
 
 // report adds the metrics: MB/s (10^6 bytes of record values per second),
-// records/s, cpu-% (this process; 100 = one core busy), broker-cpu-% and
+// records/s, cpu-% (this process; 100 = one core busy), gcs (garbage
+// collections in this process during the run: the client's allocation
+// rate against the live heap, which kfake's stored data inflates), broker-cpu-% and
 // broker-VmHWM-MiB for a broker process, others-cpu-% (every other process
 // on the machine: load that competed with the run), and the warnings the
 // clients logged (kgo retries silently otherwise).
@@ -318,6 +326,7 @@ func (m meter) report(b *testing.B, records int64, size int, log *harness.Client
 	b.ReportMetric(float64(records)*float64(size)/1e6/el, "MB/s")
 	b.ReportMetric(float64(records)/el, "records/s")
 	b.ReportMetric(100*self.Seconds()/wall, "cpu-%")
+	b.ReportMetric(float64(numGC()-m.gcs), "gcs")
 	others := machine - self
 	if m.srv.pid != 0 {
 		cpu, err := harness.ProcessCPU(m.srv.pid)
@@ -353,4 +362,11 @@ func deleteTopic(b *testing.B, adm *kadm.Client, topic string) {
 	if err := harness.DeleteTopic(ctx, adm, topic); err != nil {
 		b.Error(err)
 	}
+}
+
+// numGC returns the number of garbage collections completed so far.
+func numGC() uint32 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.NumGC
 }

@@ -41,6 +41,8 @@ type Broker struct {
 	HTTPListener          string
 	SocketRequestMaxBytes int32
 	ConnectionsMaxIdleMs  int64
+	// FetchSessionSlots is max.incremental.fetch.session.cache.slots.
+	FetchSessionSlots int32
 
 	NumPartitions            int32
 	DefaultReplicationFactor int16
@@ -156,6 +158,7 @@ func ResolveBroker(b BrokerLayers) (Broker, error) {
 	c.HTTPListener = get("runnel.http.listener")
 	c.SocketRequestMaxBytes = i32(get("socket.request.max.bytes"))
 	c.ConnectionsMaxIdleMs = i64(get("connections.max.idle.ms"))
+	c.FetchSessionSlots = i32(get("max.incremental.fetch.session.cache.slots"))
 	c.NumPartitions = i32(get("num.partitions"))
 	c.DefaultReplicationFactor = int16(i64(get("default.replication.factor")))
 	c.AutoCreateTopics = get("auto.create.topics.enable") == "true"

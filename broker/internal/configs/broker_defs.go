@@ -52,6 +52,8 @@ var brokerTable = newTable(true, []*Def{
 		"The largest request frame a connection may send, in bytes."),
 	newDef("connections.max.idle.ms", Long, "600000", none,
 		"Close client connections idle for this long."),
+	newDef("max.incremental.fetch.session.cache.slots", Int, "1000", atLeast(0),
+		"The most incremental fetch sessions (KIP-227) the broker keeps; 0 answers every fetch sessionless."),
 	// Runnel-specific (Kafka serves metrics over JMX and has no such key).
 	newDef("runnel.http.listener", String, ":9099", custom("host:port, or empty", validHTTPListener),
 		"Runnel's HTTP address for /metrics (Prometheus), /healthz and /readyz, as host:port. Empty disables it; port 0 picks a free port."),

@@ -35,6 +35,8 @@ type conn struct {
 	once   sync.Once
 	wg     sync.WaitGroup // handlers answering later
 	remote string
+	// iov is the writer's reusable list of buffers for a vectored write.
+	iov net.Buffers
 }
 
 // request is one request in flight on a connection.
@@ -56,6 +58,9 @@ type request struct {
 	// producer has no other way to learn of it).
 	closeAfter bool
 	ready      chan struct{}
+	// frame, when set, is the request's frame buffer, recycled after the
+	// response is written.
+	frame *[]byte
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -103,8 +108,10 @@ func (c *conn) readLoop() {
 	br := bufio.NewReaderSize(c.nc, 64<<10)
 	limit := int32(preAuthMaxBytes)
 	for {
-		// A fresh buffer per request: decoded requests alias it.
-		frame, err := wire.ReadFrame(br, nil, limit)
+		// A fresh buffer per request, as decoded requests alias it; a
+		// large frame (a produce) reads into a recycled one instead.
+		fb := largeFrameBuffer(br)
+		frame, err := wire.ReadFrame(br, bufSlice(fb), limit)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				c.s.logger.Debug("closing connection", "remote", c.remote, "err", err)
@@ -137,6 +144,12 @@ func (c *conn) readLoop() {
 		}
 		limit = c.s.cfg.SocketRequestMaxBytes
 		r := &request{hdr: hdr, kreq: req, start: time.Now()}
+		if fb != nil && hdr.APIKey == kmsg.Produce.Int16() {
+			// Done with once written: the records were appended to the
+			// log in the handler, and nothing else keeps them.
+			*fb = frame
+			r.frame = fb
+		}
 		r.resp = h.fn(c, r)
 		if !c.enqueue(r) {
 			return
@@ -177,6 +190,9 @@ func (c *conn) writeLoop() {
 		if r.release != nil {
 			r.release()
 		}
+		if r.frame != nil {
+			frameBuffers.put(r.frame)
+		}
 	}
 }
 
@@ -193,8 +209,22 @@ func (c *conn) write(r *request) {
 	default:
 	}
 	r.resp.SetVersion(r.kreq.GetVersion())
-	buf := getBuffer()
-	defer putBuffer(buf)
+	buf := getWriteBuffer()
+	defer putWriteBuffer(buf)
+	if fr, ok := r.resp.(*kmsg.FetchResponse); ok && wire.CanHandFrameFetch(fr) {
+		// The records go out from the buffer they were read into, in one
+		// writev with the hand-framed rest (see wire.AppendFetchResponse).
+		var bufs net.Buffers
+		*buf, bufs = wire.AppendFetchResponse((*buf)[:0], r.hdr.CorrelationID, fr, c.iov[:0])
+		c.iov = bufs[:0]
+		n, err := bufs.WriteTo(c.nc)
+		clear(c.iov[:cap(c.iov)]) // drop references to the records
+		c.s.metrics.bytesOut.Add(float64(n))
+		if err != nil {
+			c.close()
+		}
+		return
+	}
 	*buf = wire.AppendResponse((*buf)[:0], r.hdr.CorrelationID, r.kreq, r.resp)
 	c.s.metrics.bytesOut.Add(float64(len(*buf)))
 	if _, err := c.nc.Write(*buf); err != nil {

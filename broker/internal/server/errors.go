@@ -50,6 +50,9 @@ var codeTable = []struct {
 	{configs.ErrInvalidTopicName, kerr.InvalidTopicException},
 	{configs.ErrUnknownConfig, kerr.InvalidConfig},
 	{configs.ErrInvalidConfig, kerr.InvalidConfig},
+	{errFetchSessionNotFound, kerr.FetchSessionIDNotFound},
+	{errFetchSessionEpoch, kerr.InvalidFetchSessionEpoch},
+	{errFetchSessionTopicID, kerr.FetchSessionTopicIDError},
 	{context.DeadlineExceeded, kerr.RequestTimedOut},
 	{context.Canceled, kerr.RequestTimedOut},
 }

@@ -4,13 +4,12 @@ package server
 // min_bytes, max_bytes and partition_max_bytes (KIP-74: the first batch of
 // the first non-empty partition is returned whole even when larger). Topic
 // ids from v13. Both isolation levels are accepted; the last stable offset
-// equals the high watermark until transactions land. Fetch sessions
-// (KIP-227) are not kept: every response has session id 0, which tells the
-// client to send full requests. A replica id >= 0 is served like a consumer
-// until replication lands.
+// equals the high watermark until transactions land. Incremental fetch
+// sessions (KIP-227) from v7: see fetch_session.go. A replica id >= 0 is
+// served like a consumer until replication lands. The response is written
+// hand-framed, its records not copied (wire.AppendFetchResponse).
 
 import (
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,9 +26,9 @@ var noRecords = []byte{}
 func handleFetch(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.FetchRequest)
 	r.later = func() kmsg.Response {
-		buf := getBuffer()
+		buf := recordBuffers.get()
 		resp := c.fetch(req, buf)
-		r.release = func() { putBuffer(buf) }
+		r.release = func() { recordBuffers.put(buf) }
 		return resp
 	}
 	return nil
@@ -47,43 +46,47 @@ type fetchTarget struct {
 // aliases until it is written).
 func (c *conn) fetch(req *kmsg.FetchRequest, buf *[]byte) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	if req.SessionID != 0 {
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+	plan, err := c.s.sessions.begin(req)
+	if err != nil {
+		resp.ErrorCode = c.s.metrics.code(kmsg.Fetch, err)
 		return resp
 	}
+	resp.SessionID = plan.sessionID
+	topicIDs := req.Version >= 13
+	defer c.s.sessions.finish(plan, resp, topicIDs)
+
 	im := c.s.meta.Image()
 	var targets []fetchTarget
-	for _, rt := range req.Topics {
-		st := kmsg.NewFetchResponseTopic()
-		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		name := rt.Topic
-		unknown := kerr.UnknownTopicOrPartition
-		if req.Version >= 13 {
-			unknown = kerr.UnknownTopicID
-			name = ""
-			if t := im.TopicsByID[rt.TopicID]; t != nil {
+	for i, fp := range plan.parts {
+		// Consecutive partitions of a topic share its response entry.
+		if i == 0 || fp.key.topic != plan.parts[i-1].key.topic || fp.key.id != plan.parts[i-1].key.id {
+			st := kmsg.NewFetchResponseTopic()
+			st.Topic, st.TopicID = fp.key.topic, fp.key.id
+			resp.Topics = append(resp.Topics, st)
+		}
+		st := &resp.Topics[len(resp.Topics)-1]
+		name, unknown := fp.key.topic, kerr.UnknownTopicOrPartition
+		if topicIDs {
+			name, unknown = "", kerr.UnknownTopicID
+			if t := im.TopicsByID[fp.key.id]; t != nil {
 				name = t.Name
 			}
 		}
-		for _, rp := range rt.Partitions {
-			sp := kmsg.NewFetchResponseTopicPartition()
-			sp.Partition = rp.Partition
-			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
-			sp.RecordBatches = noRecords
-			p := c.s.partition(name, rp.Partition)
-			switch {
-			case p == nil:
-				sp.ErrorCode = unknown.Code
-			default:
-				if code := checkLeaderEpoch(p, rp.CurrentLeaderEpoch); code != 0 {
-					sp.ErrorCode = code
-					break
-				}
-				targets = append(targets, fetchTarget{p: p, ti: len(resp.Topics), pi: len(st.Partitions), offset: rp.FetchOffset, max: rp.PartitionMaxBytes})
+		sp := kmsg.NewFetchResponseTopicPartition()
+		sp.Partition = fp.key.part
+		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+		sp.RecordBatches = noRecords
+		switch p := c.s.partition(name, fp.key.part); {
+		case p == nil:
+			sp.ErrorCode = unknown.Code
+		default:
+			if code := checkLeaderEpoch(p, fp.leaderEpoch); code != 0 {
+				sp.ErrorCode = code
+				break
 			}
-			st.Partitions = append(st.Partitions, sp)
+			targets = append(targets, fetchTarget{p: p, ti: len(resp.Topics) - 1, pi: len(st.Partitions), offset: fp.offset, max: fp.maxBytes})
 		}
-		resp.Topics = append(resp.Topics, st)
+		st.Partitions = append(st.Partitions, sp)
 	}
 
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
@@ -210,21 +213,4 @@ func checkLeaderEpoch(p *partition.Partition, clientEpoch int32) int16 {
 		return kerr.UnknownLeaderEpoch.Code
 	}
 	return 0
-}
-
-// maxPooledBuffer is the largest buffer kept for reuse; larger ones (a
-// fetch near max_bytes) are left to the garbage collector.
-const maxPooledBuffer = 64 << 20
-
-// bufferPool holds read and write buffers shared by all connections, so a
-// fetch does not allocate and zero a fresh buffer for every response.
-var bufferPool = sync.Pool{New: func() any { return new([]byte) }}
-
-func getBuffer() *[]byte { return bufferPool.Get().(*[]byte) }
-
-func putBuffer(b *[]byte) {
-	if cap(*b) <= maxPooledBuffer {
-		*b = (*b)[:0]
-		bufferPool.Put(b)
-	}
 }

@@ -50,9 +50,10 @@ type Server struct {
 	listener  net.Listener
 	advertise metadata.Broker
 
-	pids    producerIDs
-	groups  groupCoordinator
-	cleaner *cleaner // nil when log.cleaner.enable is false
+	pids     producerIDs
+	sessions *fetchSessions
+	groups   groupCoordinator
+	cleaner  *cleaner // nil when log.cleaner.enable is false
 
 	// bg is canceled by Close: long background work (cleaning) stops early.
 	bg       context.Context
