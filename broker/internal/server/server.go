@@ -134,6 +134,7 @@ func New(o Options) (*Server, error) {
 	s.meta = meta
 	s.pids.s = s
 	s.groups.s = s
+	s.sessions = newFetchSessions(int(o.Config.FetchSessionSlots), o.Now)
 
 	l := o.Config.Listeners[0]
 	ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
