@@ -20,11 +20,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/runnel-io/runnel/internal/groupmember"
 )
 
 var runnelBin string
 
 func TestMain(m *testing.M) {
+	// The live member of group_test.go runs in a child process: this binary.
+	groupmember.MainIfChild()
 	dir, err := os.MkdirTemp("", "runnel-crash")
 	if err != nil {
 		panic(err)
