@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -104,7 +105,7 @@ type benchGroup struct {
 	seq     int
 }
 
-func newBenchGroup(b *testing.B, srv server, size int) *benchGroup {
+func newBenchGroup(b testing.TB, srv server, size int) *benchGroup {
 	b.Helper()
 	admCl, err := harness.NewClient([]string{srv.addr}, nil)
 	if err != nil {
@@ -131,7 +132,7 @@ func (g *benchGroup) config() groupmember.Config {
 }
 
 // add starts a member, in a child process when child is set.
-func (g *benchGroup) add(b *testing.B, child bool) *groupmember.Member {
+func (g *benchGroup) add(b testing.TB, child bool) *groupmember.Member {
 	b.Helper()
 	cfg := g.config()
 	if !child {
@@ -195,7 +196,7 @@ func (g *benchGroup) running() []*groupmember.Member {
 
 // settle waits until the running members are balanced and the broker
 // describes the group as Stable with as many members.
-func (g *benchGroup) settle(b *testing.B, ctx context.Context) {
+func (g *benchGroup) settle(b testing.TB, ctx context.Context) {
 	b.Helper()
 	ms := g.running()
 	var describedAs string
@@ -223,27 +224,7 @@ func benchRebalance(b *testing.B, g *benchGroup, kill bool) {
 	defer cancel()
 	var total time.Duration
 	for range b.N {
-		leaver := g.add(b, kill)
-		g.settle(b, ctx)
-		rest := g.running()
-		for i, m := range rest {
-			if m == leaver {
-				rest = append(rest[:i:i], rest[i+1:]...)
-				break
-			}
-		}
-		start := time.Now()
-		b.StartTimer()
-		if kill {
-			leaver.Kill()
-		} else if err := leaver.Stop(ctx); err != nil {
-			b.Fatalf("member %s leaving: %v", leaver.Name, err)
-		}
-		if err := g.board.Wait(ctx, "the rest to own every partition", func() bool { return covered(rest) }); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		total += time.Since(start)
+		total += g.depart(b, ctx, kill, b.StartTimer, b.StopTimer)
 	}
 	b.ReportMetric(total.Seconds()*1000/float64(b.N), "ms/reassign")
 	for _, m := range g.members {
@@ -253,7 +234,35 @@ func benchRebalance(b *testing.B, g *benchGroup, kill bool) {
 	}
 }
 
-func (g *benchGroup) close(b *testing.B) {
+// depart adds a member (in a child process for kill), waits until the
+// group settles, then makes the new member leave (or kills it) and waits
+// until the others own every partition. It returns that time; start and
+// stop bracket it (the benchmark's timer).
+func (g *benchGroup) depart(tb testing.TB, ctx context.Context, kill bool, start, stop func()) time.Duration {
+	tb.Helper()
+	leaver := g.add(tb, kill)
+	g.settle(tb, ctx)
+	var rest []*groupmember.Member
+	for _, m := range g.running() {
+		if m != leaver {
+			rest = append(rest, m)
+		}
+	}
+	t0 := time.Now()
+	start()
+	if kill {
+		leaver.Kill()
+	} else if err := leaver.Stop(ctx); err != nil {
+		tb.Fatalf("member %s leaving: %v", leaver.Name, err)
+	}
+	if err := g.board.Wait(ctx, "the rest to own every partition", func() bool { return covered(rest) }); err != nil {
+		tb.Fatal(err)
+	}
+	stop()
+	return time.Since(t0)
+}
+
+func (g *benchGroup) close(b testing.TB) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var errs []error
@@ -296,48 +305,77 @@ func benchCommit(b *testing.B, srv server, clients int) {
 	b.StopTimer()
 	ctx, cancel := context.WithTimeout(b.Context(), 5*time.Minute)
 	defer cancel()
-	admCl, err := harness.NewClient([]string{srv.addr}, nil)
+	cg := newCommitGroup(b, ctx, srv, clients)
+	defer cg.close()
+	start := time.Now()
+	b.ResetTimer()
+	b.StartTimer()
+	err := cg.commit(ctx, b.N)
+	b.StopTimer()
+	el := time.Since(start)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer admCl.Close()
-	adm := kadm.NewClient(admCl)
-	topic := harness.TopicName("commit")
-	group := topic + "-group"
-	if err := harness.CreateTopic(ctx, adm, topic, commitPartitions, nil); err != nil {
-		b.Fatal(err)
+	b.ReportMetric(float64(b.N)/el.Seconds(), "commits/s")
+}
+
+// commitGroup is a consumer group whose members commit offsets.
+type commitGroup struct {
+	topic string
+	cs    []*committer
+	close func()
+}
+
+// newCommitGroup creates a topic and a group of clients members on it,
+// and waits until the group is Stable and every member owns a partition.
+func newCommitGroup(tb testing.TB, ctx context.Context, srv server, clients int) *commitGroup {
+	tb.Helper()
+	admCl, err := harness.NewClient([]string{srv.addr}, nil)
+	if err != nil {
+		tb.Fatal(err)
 	}
-	board := groupmember.NewBoard()
-	cs := make([]*committer, clients)
-	for i := range cs {
+	cg := &commitGroup{topic: harness.TopicName("commit")}
+	closers := []func(){admCl.Close}
+	cg.close = func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}
+	adm := kadm.NewClient(admCl)
+	group := cg.topic + "-group"
+	if err := harness.CreateTopic(ctx, adm, cg.topic, commitPartitions, nil); err != nil {
+		cg.close()
+		tb.Fatal(err)
+	}
+	for range clients {
 		c := &committer{}
 		cl, err := harness.NewClient([]string{srv.addr}, nil,
-			kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.DisableAutoCommit(),
+			kgo.ConsumerGroup(group), kgo.ConsumeTopics(cg.topic), kgo.DisableAutoCommit(),
 			kgo.SessionTimeout(groupSession), kgo.HeartbeatInterval(groupHeartbeat),
 			kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 				c.mu.Lock()
-				c.mu.owned = append(c.mu.owned, m[topic]...)
+				c.mu.owned = append(c.mu.owned, m[cg.topic]...)
 				c.mu.Unlock()
 			}),
 		)
 		if err != nil {
-			b.Fatal(err)
+			cg.close()
+			tb.Fatal(err)
 		}
-		defer cl.Close()
+		closers = append(closers, cl.Close)
 		c.cl = cl
-		cs[i] = c
-		// A consumer joins its group when it first polls.
+		cg.cs = append(cg.cs, c)
+		// The client joins its group when it first polls; Close ends
+		// the poll.
 		go cl.PollFetches(ctx)
 	}
 	// Commits carry the generation, so wait until the group is Stable and
-	// every member holds a partition.
+	// every member holds a partition (checked every 100ms: the members
+	// report to no board).
 	var state string
-	err = board.Wait(ctx, "the commit group to settle", func() bool {
-		for _, c := range cs {
-			c.mu.Lock()
-			n := len(c.mu.owned)
-			c.mu.Unlock()
-			if n == 0 {
+	err = groupmember.NewBoard().Wait(ctx, "the commit group to settle", func() bool {
+		for _, c := range cg.cs {
+			if len(c.owned()) == 0 {
 				return false
 			}
 		}
@@ -349,28 +387,34 @@ func benchCommit(b *testing.B, srv server, clients int) {
 		return state == "Stable" && len(dgs[group].Members) == clients
 	})
 	if err != nil {
-		b.Fatalf("%v (state %s)", err, state)
+		cg.close()
+		tb.Fatalf("%v (state %s)", err, state)
 	}
+	return cg
+}
 
+func (c *committer) owned() []int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.mu.owned)
+}
+
+// commit sends n commits, spread over the members, each member committing
+// its first partition with offsets 1, 2, ... in a loop; every commit must
+// be answered without error.
+func (cg *commitGroup) commit(ctx context.Context, n int) error {
 	var wg sync.WaitGroup
-	errc := make(chan error, clients)
-	start := time.Now()
-	b.ResetTimer()
-	b.StartTimer()
-	for i, c := range cs {
-		n := b.N / clients
-		if i < b.N%clients {
-			n++
+	errc := make(chan error, len(cg.cs))
+	for i, c := range cg.cs {
+		k := n / len(cg.cs)
+		if i < n%len(cg.cs) {
+			k++
 		}
-		c.mu.Lock()
-		p := c.mu.owned[0]
-		c.mu.Unlock()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for o := range int64(n) {
+		p := c.owned()[0]
+		wg.Go(func() {
+			for o := range int64(k) {
 				var cerr error
-				c.cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{topic: {p: {Epoch: -1, Offset: o + 1}}},
+				c.cl.CommitOffsetsSync(ctx, map[string]map[int32]kgo.EpochOffset{cg.topic: {p: {Epoch: -1, Offset: o + 1}}},
 					func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 						cerr = err
 						if err == nil {
@@ -386,14 +430,42 @@ func benchCommit(b *testing.B, srv server, clients int) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	b.StopTimer()
-	el := time.Since(start)
 	close(errc)
+	var errs []error
 	for err := range errc {
-		b.Fatal(err)
+		errs = append(errs, err)
 	}
-	b.ReportMetric(float64(b.N)/el.Seconds(), "commits/s")
+	return errors.Join(errs...)
+}
+
+// TestGroupBenchmarks runs each consumer-group benchmark once, small,
+// against every group target, so a broken driver or target shows up in
+// `go test` and not only in `make bench`: a member of a group of two
+// leaves and one is killed (both only without -short: the kill waits out a
+// session timeout), and two members commit 100 times.
+func TestGroupBenchmarks(t *testing.T) {
+	for _, tg := range groupTargets() {
+		t.Run(tg.name, func(t *testing.T) {
+			srv := tg.start(t)
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			cg := newCommitGroup(t, ctx, srv, 2)
+			defer cg.close()
+			if err := cg.commit(ctx, 100); err != nil {
+				t.Fatal(err)
+			}
+			if testing.Short() {
+				return
+			}
+			g := newBenchGroup(t, srv, 2)
+			defer g.close(t)
+			for _, kill := range []bool{false, true} {
+				d := g.depart(t, ctx, kill, func() {}, func() {})
+				t.Logf("kill=%v: the other member owned every partition after %v", kill, d)
+			}
+		})
+	}
 }
