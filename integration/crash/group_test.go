@@ -270,20 +270,29 @@ func endOffsets(t *testing.T, ctx context.Context, adm *kadm.Client) map[int32]i
 // stop is closed; errors after stop are the kill's.
 func produceUntil(ctx context.Context, addr string, stop <-chan struct{}) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(groupTopic),
-		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.RecordRetries(2))
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	pctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { <-stop; cancel() }()
+	// An idempotent producer keeps retrying a batch in flight to a
+	// dead broker (failing it could break its sequence numbers); closing
+	// the client fails it.
+	closed := make(chan struct{})
+	go func() {
+		select {
+		case <-stop:
+		case <-ctx.Done():
+		}
+		cl.Close()
+		close(closed)
+	}()
+	defer func() { <-closed }()
 	for i := 0; ; i++ {
 		rs := make([]*kgo.Record, groupPartitions*4)
 		for j := range rs {
 			rs[j] = &kgo.Record{Value: []byte(fmt.Sprintf("before-%d-%d", i, j))}
 		}
-		err := cl.ProduceSync(pctx, rs...).FirstErr()
+		err := cl.ProduceSync(ctx, rs...).FirstErr()
 		select {
 		case <-stop:
 			return nil
