@@ -33,11 +33,11 @@ const (
 // and commits after every poll, and a group without members that kadm
 // commits to in a loop — then SIGKILLs the broker and the member and
 // restarts the broker on the same data directory. The restarted broker
-// must list both groups, describe the consumer group as it was (Stable,
-// same member, protocol and assignment) until the dead member's session
-// expires, return from OffsetFetch exactly the offsets acknowledged before
-// the kill (or the one commit in flight at the kill), and a new member of
-// the consumer group must start at the committed offsets.
+// must list both groups and describe the consumer group (as it was, or
+// Empty with its protocol type: see below), return from OffsetFetch
+// exactly the offsets acknowledged before the kill (or the one commit in
+// flight at the kill), and a new member of the consumer group must start
+// at the committed offsets.
 func TestSIGKILLKeepsGroupsAndOffsets(t *testing.T) {
 	dir := t.TempDir()
 	b := startBroker(t, dir)
@@ -123,21 +123,26 @@ func TestSIGKILLKeepsGroupsAndOffsets(t *testing.T) {
 	adm2 := newAdmin(t, b2.addr)
 	defer adm2.Close()
 
-	// The broker knows both groups, and the consumer group as it was.
+	// The broker knows both groups: the consumer group by its protocol
+	// type, with its members as they were (Kafka: the group loads
+	// Stable and the members' sessions start again) or without them
+	// (Runnel's choice, broker/internal/group/doc.go: a group loads
+	// Empty with its offsets and its members rejoin).
 	listed, err := adm2.ListGroups(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := listed[liveGroup]; !ok {
-		t.Errorf("ListGroups after the restart: %v, missing %s", listed.Groups(), liveGroup)
+	if lg, ok := listed[liveGroup]; !ok || lg.ProtocolType != "consumer" {
+		t.Errorf("ListGroups after the restart: %v; want %s with protocol type consumer", listed, liveGroup)
 	}
 	if _, ok := listed[simpleGroup]; !ok {
 		t.Errorf("ListGroups after the restart: %v, missing %s", listed.Groups(), simpleGroup)
 	}
 	after := describe(t, ctx, adm2, liveGroup)
-	if after != before {
-		t.Errorf("group %s after the restart:\n  %s\nbefore the kill:\n  %s", liveGroup, after, before)
+	if after != before && after != "state=Empty protocolType=consumer protocol= members=[]" {
+		t.Errorf("group %s after the restart:\n  %s\nbefore the kill:\n  %s\nwant either, or Empty with protocol type consumer", liveGroup, after, before)
 	}
+	t.Logf("group %s after the restart: %s", liveGroup, after)
 	if d := describe(t, ctx, adm2, simpleGroup); d != "state=Empty protocolType= protocol= members=[]" {
 		t.Errorf("group %s after the restart: %s, want Empty without members", simpleGroup, d)
 	}
