@@ -90,6 +90,7 @@ func BenchmarkRebalance(b *testing.B) {
 				for _, n := range groupSizes {
 					var g *benchGroup
 					b.Run(fmt.Sprintf("%s/%dmembers", how, n), func(b *testing.B) {
+						b.StopTimer()
 						if g == nil {
 							g = newBenchGroup(b, srv, n)
 						}
