@@ -1,5 +1,6 @@
 // Package crash kills a broker process with SIGKILL while producers write
-// and checks that nothing acknowledged is lost or duplicated.
+// and consumer groups commit, and checks that nothing acknowledged is lost
+// or duplicated: records, groups and committed offsets.
 package crash
 
 import (

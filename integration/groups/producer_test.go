@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -147,7 +146,6 @@ func readLog(t *testing.T, ctx context.Context, addr string, ends [seedPartition
 	}
 	defer cl.Close()
 	var log [seedPartitions][]string
-	var mu sync.Mutex
 	remaining := 0
 	for p := range ends {
 		remaining += int(ends[p])
@@ -158,7 +156,6 @@ func readLog(t *testing.T, ctx context.Context, addr string, ends [seedPartition
 			t.Fatalf("reading the log: %v", err)
 		}
 		fs.EachError(func(_ string, p int32, err error) { t.Fatalf("fetch partition %d: %v", p, err) })
-		mu.Lock()
 		fs.EachRecord(func(r *kgo.Record) {
 			p := r.Partition
 			if r.Offset != int64(len(log[p])) {
@@ -173,7 +170,6 @@ func readLog(t *testing.T, ctx context.Context, addr string, ends [seedPartition
 			log[p] = append(log[p], string(r.Value))
 			remaining--
 		})
-		mu.Unlock()
 	}
 	return log
 }

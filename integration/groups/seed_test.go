@@ -136,9 +136,12 @@ func TestSeedScenario(t *testing.T) {
 	}
 
 	prod := startProducer(t, ctx, addr, board, groups)
-	a1, a2 := start(groupA, "1", false), start(groupA, "2-proc", true)
-	b1, b2, b3, b4 := start(groupB, "1", false), start(groupB, "2", false), start(groupB, "3", false), start(groupB, "4-proc", true)
-	_, _, _, _ = a1, b1, b2, b3
+	start(groupA, "1", false)
+	a2 := start(groupA, "2-proc", true)
+	for _, name := range []string{"1", "2", "3"} {
+		start(groupB, name, false)
+	}
+	b4 := start(groupB, "4-proc", true)
 
 	step := func(what string) {
 		t.Helper()
