@@ -66,6 +66,9 @@ func startBroker(t *testing.T, dir string) *brokerProc {
 		"--num.partitions", "8",
 		"--log.segment.bytes", "1048576",
 	)
+	// A test that dies (a timeout's panic runs no cleanup) must not leave
+	// a broker behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
