@@ -16,6 +16,7 @@ import (
 
 	"github.com/runnel-io/runnel/bench/internal/harness"
 	"github.com/runnel-io/runnel/broker/brokertest"
+	"github.com/runnel-io/runnel/internal/groupmember"
 )
 
 // Every scenario: record value size × partition count.
@@ -87,6 +88,9 @@ var runnelBin = sync.OnceValues(func() (string, error) {
 })
 
 func TestMain(m *testing.M) {
+	// BenchmarkRebalance kills members that run in child processes: this
+	// binary started again.
+	groupmember.MainIfChild()
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

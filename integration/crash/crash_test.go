@@ -1,5 +1,6 @@
 // Package crash kills a broker process with SIGKILL while producers write
-// and checks that nothing acknowledged is lost or duplicated.
+// and consumer groups commit, and checks that nothing acknowledged is lost
+// or duplicated: records, groups and committed offsets.
 package crash
 
 import (
@@ -20,11 +21,15 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/runnel-io/runnel/internal/groupmember"
 )
 
 var runnelBin string
 
 func TestMain(m *testing.M) {
+	// The live member of group_test.go runs in a child process: this binary.
+	groupmember.MainIfChild()
 	dir, err := os.MkdirTemp("", "runnel-crash")
 	if err != nil {
 		panic(err)
@@ -61,6 +66,9 @@ func startBroker(t *testing.T, dir string) *brokerProc {
 		"--num.partitions", "8",
 		"--log.segment.bytes", "1048576",
 	)
+	// A test that dies (a timeout's panic runs no cleanup) must not leave
+	// a broker behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -211,6 +211,8 @@ func render(w io.Writer, r *results) summary {
 		fmt.Fprintf(w, "peak RSS < %d MiB: %s\n", maxBrokerRSS, mem.check(true, hwm < maxBrokerRSS))
 	}
 
+	renderGroups(w, r)
+
 	fmt.Fprintf(w, "\n== Summary ==\n")
 	fmt.Fprintf(w, "in-process Runnel (fair vs kfake): %d PASS, %d MISS, %d without numbers\n", fair.passed, fair.missed, fair.missing)
 	fmt.Fprintf(w, "Runnel as a process:               %d PASS, %d MISS, %d without numbers\n", sum.passed, sum.missed, sum.missing)
