@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 
@@ -92,35 +93,38 @@ func Compress(dst []byte, c Codec, src []byte) ([]byte, error) {
 	case CodecNone:
 		return append(dst, src...), nil
 	case CodecGzip:
-		buf := bytes.NewBuffer(dst)
 		w := gzipWriters.Get().(*gzip.Writer)
 		defer gzipWriters.Put(w)
-		w.Reset(buf)
-		if _, err := w.Write(src); err != nil {
-			return nil, err
-		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+		return compressStream(dst, w, src)
 	case CodecSnappy:
 		return appendXerial(dst, src), nil
 	case CodecLZ4:
-		buf := bytes.NewBuffer(dst)
 		w := lz4Writers.Get().(*lz4.Writer)
 		defer lz4Writers.Put(w)
-		w.Reset(buf)
-		if _, err := w.Write(src); err != nil {
-			return nil, err
-		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+		return compressStream(dst, w, src)
 	case CodecZstd:
 		return zstdEncoder().EncodeAll(src, dst), nil
 	}
 	return nil, fmt.Errorf("%w: %d", ErrCodec, c)
+}
+
+// streamWriter is a reusable compressing writer (gzip's and lz4's).
+type streamWriter interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}
+
+// compressStream appends src compressed by w to dst.
+func compressStream(dst []byte, w streamWriter, src []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
+	w.Reset(buf)
+	if _, err := w.Write(src); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 var (
