@@ -59,6 +59,8 @@ type Broker struct {
 	OffsetsTopicNumPartitions     int32
 	OffsetsTopicReplicationFactor int16
 	OffsetsRetentionMinutes       int32
+	OffsetsRetentionCheckInterval int64
+	OffsetMetadataMaxBytes        int32
 	GroupInitialRebalanceDelayMs  int32
 	GroupMinSessionTimeoutMs      int32
 	GroupMaxSessionTimeoutMs      int32
@@ -163,6 +165,8 @@ func ResolveBroker(b BrokerLayers) (Broker, error) {
 	c.OffsetsTopicNumPartitions = i32(get("offsets.topic.num.partitions"))
 	c.OffsetsTopicReplicationFactor = int16(i64(get("offsets.topic.replication.factor")))
 	c.OffsetsRetentionMinutes = i32(get("offsets.retention.minutes"))
+	c.OffsetsRetentionCheckInterval = i64(get("offsets.retention.check.interval.ms"))
+	c.OffsetMetadataMaxBytes = i32(get("offset.metadata.max.bytes"))
 	c.GroupInitialRebalanceDelayMs = i32(get("group.initial.rebalance.delay.ms"))
 	c.GroupMinSessionTimeoutMs = i32(get("group.min.session.timeout.ms"))
 	c.GroupMaxSessionTimeoutMs = i32(get("group.max.session.timeout.ms"))

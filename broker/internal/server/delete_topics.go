@@ -50,6 +50,8 @@ func handleDeleteTopics(c *conn, r *request) kmsg.Response {
 			err = kerr.UnknownTopicID
 		case t == nil:
 			err = kerr.UnknownTopicOrPartition
+		case t.Internal:
+			err = kafkaErr(kerr.TopicAuthorizationFailed, "internal topic %s cannot be deleted", t.Name)
 		default:
 			name := t.Name
 			st.Topic, st.TopicID = &name, t.ID

@@ -46,6 +46,28 @@ func lookupHandler(key int16) (handler, bool) {
 		return handler{0, 1, handleIncrementalAlterConfigs}, true
 	case kmsg.DescribeCluster:
 		return handler{0, 1, handleDescribeCluster}, true
+	case kmsg.FindCoordinator:
+		return handler{0, 6, handleFindCoordinator}, true
+	case kmsg.JoinGroup:
+		return handler{0, 9, handleJoinGroup}, true
+	case kmsg.SyncGroup:
+		return handler{0, 5, handleSyncGroup}, true
+	case kmsg.Heartbeat:
+		return handler{0, 4, handleHeartbeat}, true
+	case kmsg.LeaveGroup:
+		return handler{0, 5, handleLeaveGroup}, true
+	case kmsg.OffsetCommit:
+		return handler{2, 9, handleOffsetCommit}, true
+	case kmsg.OffsetFetch:
+		return handler{1, 9, handleOffsetFetch}, true
+	case kmsg.ListGroups:
+		return handler{0, 5, handleListGroups}, true
+	case kmsg.DescribeGroups:
+		return handler{0, 5, handleDescribeGroups}, true
+	case kmsg.DeleteGroups:
+		return handler{0, 2, handleDeleteGroups}, true
+	case kmsg.OffsetDelete:
+		return handler{0, 0, handleOffsetDelete}, true
 	}
 	return handler{}, false
 }

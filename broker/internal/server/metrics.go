@@ -24,6 +24,7 @@ type metrics struct {
 	topicBytesOut    *prometheus.CounterVec
 	topicRecordsOut  *prometheus.CounterVec
 	commitLatency    prometheus.Histogram
+	groupCommits     prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -63,6 +64,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		topicRecordsOut: f(prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "runnel_broker_topic_records_out_total", Help: "Records fetched, by topic.",
 		}, []string{"topic"})).(*prometheus.CounterVec),
+		groupCommits: f(prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "runnel_broker_group_offset_commits_total", Help: "Partition offsets committed by consumer groups (durable).",
+		})).(prometheus.Counter),
 		commitLatency: f(prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "runnel_broker_fsync_wait_seconds", Help: "Time a produce waited for its bytes to be fsynced (group commit included).",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 3, 12),

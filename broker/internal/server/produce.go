@@ -37,9 +37,16 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 		ti, pi int
 	}
 	var toCommit []appended
+	im := c.s.meta.Image()
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
+		// Clients may not write to internal topics (__consumer_offsets),
+		// as in Kafka.
+		internal := false
+		if t := im.Topic(rt.Topic); t != nil {
+			internal = t.Internal
+		}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -47,6 +54,10 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 			switch p := c.s.partition(rt.Topic, rp.Partition); {
 			case refuse != nil:
 				sp.ErrorCode = refuse.Code
+			case internal:
+				sp.ErrorCode = kerr.InvalidTopicException.Code
+				msg := "cannot append to internal topic " + rt.Topic
+				sp.ErrorMessage = &msg
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:

@@ -50,7 +50,8 @@ type Server struct {
 	listener  net.Listener
 	advertise metadata.Broker
 
-	pids producerIDs
+	pids   producerIDs
+	groups groupCoordinator
 
 	mu struct {
 		sync.RWMutex
@@ -109,6 +110,7 @@ func New(o Options) (*Server, error) {
 		stop:    make(chan struct{}),
 	}
 	o.Registry.MustRegister(newLogCollector(s))
+	o.Registry.MustRegister(newGroupMetrics(s))
 	s.mu.parts = map[tp]*partition.Partition{}
 	s.mu.conns = map[*conn]struct{}{}
 	if err := o.FS.MkdirAll(s.dataDir, 0o755); err != nil {
@@ -120,6 +122,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.meta = meta
 	s.pids.s = s
+	s.groups.s = s
 
 	l := o.Config.Listeners[0]
 	ln, err := net.Listen("tcp", net.JoinHostPort(l.Host, strconv.Itoa(l.Port)))
@@ -134,6 +137,15 @@ func New(o Options) (*Server, error) {
 		ln.Close()
 		meta.Close()
 		return nil, err
+	}
+	// Groups load at start when their topic exists; else on first use.
+	if s.meta.Image().Topic(offsetsTopic) != nil {
+		if _, err := s.groups.shards(context.Background()); err != nil {
+			ln.Close()
+			s.closePartitions()
+			meta.Close()
+			return nil, fmt.Errorf("server: load groups: %w", err)
+		}
 	}
 	return s, nil
 }
@@ -210,10 +222,14 @@ func (s *Server) Ready() bool {
 // Serve accepts connections and runs the background work (time-based
 // segment rolls, retention) until ctx ends or Close is called.
 func (s *Server) Serve(ctx context.Context) error {
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
 		s.housekeeping()
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.groups.tickLoop(s.stop)
 	}()
 	go func() {
 		select {
@@ -327,13 +343,19 @@ func (s *Server) Close() error {
 		}
 		s.mu.Unlock()
 		s.wg.Wait()
-		s.mu.Lock()
-		for k, p := range s.mu.parts {
-			err = errors.Join(err, p.Close())
-			delete(s.mu.parts, k)
-		}
-		s.mu.Unlock()
-		err = errors.Join(err, s.meta.Close())
+		err = errors.Join(s.closePartitions(), s.meta.Close())
 	})
+	return err
+}
+
+// closePartitions closes every hosted partition.
+func (s *Server) closePartitions() error {
+	var err error
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, p := range s.mu.parts {
+		err = errors.Join(err, p.Close())
+		delete(s.mu.parts, k)
+	}
 	return err
 }

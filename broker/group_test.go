@@ -1,0 +1,365 @@
+package broker_test
+
+// Consumer groups end to end through franz-go: kgo group consumers (range,
+// cooperative-sticky, static membership), commits and refetch, kadm's group
+// admin calls, and groups and offsets surviving a restart.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/runnel-io/runnel/broker"
+	"github.com/runnel-io/runnel/broker/brokertest"
+)
+
+// groupSettings make rebalances quick: no initial delay.
+var groupSettings = map[string]string{"group.initial.rebalance.delay.ms": "0"}
+
+func produceN(t *testing.T, b *brokertest.Broker, topic string, from, n int) {
+	t.Helper()
+	cl := newClient(t, b, kgo.DefaultProduceTopic(topic))
+	var rs []*kgo.Record
+	for i := from; i < from+n; i++ {
+		rs = append(rs, &kgo.Record{Key: []byte(fmt.Sprint(i % 7)), Value: []byte(fmt.Sprint(i))})
+	}
+	if err := cl.ProduceSync(testCtx(t), rs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+}
+
+// consumeGroup runs members group consumers, committing after each poll,
+// until together they have seen want distinct values, and returns how often
+// each value was seen and the (still open) clients.
+func consumeGroup(t *testing.T, b *brokertest.Broker, topic, groupID string, members, want int, opts ...kgo.Opt) (map[string]int, []*kgo.Client) {
+	t.Helper()
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var cls []*kgo.Client
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range members {
+		cl := newClient(t, b, append([]kgo.Opt{kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(topic),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(),
+			kgo.FetchMaxWait(200 * time.Millisecond), kgo.BlockRebalanceOnPoll()}, opts...)...)
+		cls = append(cls, cl)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				fs := cl.PollFetches(ctx)
+				for _, r := range fs.Records() {
+					mu.Lock()
+					seen[string(r.Value)]++
+					mu.Unlock()
+				}
+				// Rebalances wait for AllowRebalance, so what was polled
+				// is committed by its owner: a record seen twice would be
+				// the coordinator's fault.
+				if err := cl.CommitUncommittedOffsets(ctx); err != nil && ctx.Err() == nil {
+					t.Errorf("commit: %v", err)
+				}
+				cl.AllowRebalance()
+				mu.Lock()
+				done := len(seen) >= want
+				mu.Unlock()
+				if done {
+					cancel()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) < want {
+		t.Fatalf("group %s saw %d of %d records", groupID, len(seen), want)
+	}
+	return seen, cls
+}
+
+func testGroupConsume(t *testing.T, opts ...kgo.Opt) {
+	b := brokertest.Start(t, groupSettings)
+	rc := dialRaw(t, b.Addr())
+	rc.createTopic("orders", 4, nil)
+	produceN(t, b, "orders", 0, 200)
+	seen, cls := consumeGroup(t, b, "orders", "g1", 2, 200, opts...)
+	for v, n := range seen {
+		if n != 1 {
+			t.Errorf("value %s consumed %d times", v, n)
+		}
+	}
+	for _, cl := range cls {
+		cl.Close()
+	}
+	adm := newAdmin(t, b)
+	offs, err := adm.FetchOffsets(testCtx(t), "g1")
+	if err != nil {
+		t.Fatalf("FetchOffsets: %v", err)
+	}
+	var total int64
+	offs.Each(func(o kadm.OffsetResponse) { total += o.At })
+	if total != 200 {
+		t.Fatalf("committed offsets sum to %d, want 200", total)
+	}
+	// A new member resumes from the commits: it sees only new records.
+	produceN(t, b, "orders", 200, 20)
+	seen2, _ := consumeGroup(t, b, "orders", "g1", 1, 20, opts...)
+	for v := range seen2 {
+		if _, old := seen[v]; old {
+			t.Errorf("record %s consumed again after its offset was committed", v)
+		}
+	}
+}
+
+func TestGroupRange(t *testing.T) {
+	testGroupConsume(t, kgo.Balancers(kgo.RangeBalancer()))
+}
+
+func TestGroupCooperativeSticky(t *testing.T) {
+	testGroupConsume(t, kgo.Balancers(kgo.CooperativeStickyBalancer()))
+}
+
+func TestGroupStaticMembers(t *testing.T) {
+	b := brokertest.Start(t, groupSettings)
+	rc := dialRaw(t, b.Addr())
+	rc.createTopic("static", 2, nil)
+	produceN(t, b, "static", 0, 50)
+	_, cls := consumeGroup(t, b, "static", "gs", 1, 50, kgo.InstanceID("inst-1"))
+	adm := newAdmin(t, b)
+	dg, err := adm.DescribeGroups(testCtx(t), "gs")
+	if err != nil {
+		t.Fatalf("DescribeGroups: %v", err)
+	}
+	g := dg["gs"]
+	if g.State != "Stable" || len(g.Members) != 1 || g.Members[0].InstanceID == nil || *g.Members[0].InstanceID != "inst-1" {
+		t.Fatalf("group: state %s, members %+v", g.State, g.Members)
+	}
+	first := g.Members[0].MemberID
+	// A static member leaves no LeaveGroup behind (kgo does not send one
+	// for an instance id): its replacement takes its place with a new id.
+	cls[0].Close()
+	produceN(t, b, "static", 50, 10)
+	consumeGroup(t, b, "static", "gs", 1, 10, kgo.InstanceID("inst-1"))
+	dg, err = adm.DescribeGroups(testCtx(t), "gs")
+	if err != nil {
+		t.Fatalf("DescribeGroups: %v", err)
+	}
+	g = dg["gs"]
+	if len(g.Members) != 1 || g.Members[0].MemberID == first {
+		t.Fatalf("after the restart: members %+v (first id %s)", g.Members, first)
+	}
+}
+
+func TestGroupAdmin(t *testing.T) {
+	b := brokertest.Start(t, groupSettings)
+	rc := dialRaw(t, b.Addr())
+	rc.createTopic("adm", 3, nil)
+	produceN(t, b, "adm", 0, 30)
+	adm := newAdmin(t, b)
+	ctx := testCtx(t)
+	// A simple group: commits without joining.
+	os := kadm.Offsets{}
+	os.Add(kadm.Offset{Topic: "adm", Partition: 0, At: 5, LeaderEpoch: -1, Metadata: "m0"})
+	os.Add(kadm.Offset{Topic: "adm", Partition: 1, At: 7, LeaderEpoch: -1})
+	resp, err := adm.CommitOffsets(ctx, "simple", os)
+	if err != nil || resp.Error() != nil {
+		t.Fatalf("CommitOffsets: %v %v", err, resp.Error())
+	}
+	got, err := adm.FetchOffsets(ctx, "simple")
+	if err != nil {
+		t.Fatalf("FetchOffsets: %v", err)
+	}
+	if o, _ := got.Lookup("adm", 0); o.At != 5 || o.Metadata != "m0" {
+		t.Fatalf("adm/0: %+v", o)
+	}
+	// A consumer group, live.
+	cl := newClient(t, b, kgo.ConsumerGroup("live"), kgo.ConsumeTopics("adm"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	for n := 0; n < 30; {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatal("live group consumed nothing")
+		}
+		n += len(fs.Records())
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	lg, err := adm.ListGroups(ctx)
+	if err != nil {
+		t.Fatalf("ListGroups: %v", err)
+	}
+	if _, ok := lg["simple"]; !ok {
+		t.Errorf("ListGroups lacks the simple group: %v", lg.Groups())
+	}
+	if g, ok := lg["live"]; !ok || g.State != "Stable" || g.ProtocolType != "consumer" {
+		t.Errorf("ListGroups live: %+v", g)
+	}
+	stable, err := adm.ListGroups(ctx, "Stable")
+	if err != nil || len(stable) != 1 {
+		t.Errorf("ListGroups Stable: %v %v", stable.Groups(), err)
+	}
+	// Deleting a live group or its subscribed offsets is refused.
+	dr, err := adm.DeleteGroups(ctx, "live")
+	if err != nil || dr["live"].Err == nil {
+		t.Errorf("DeleteGroups of a live group: %v %+v", err, dr["live"])
+	}
+	ts := kadm.TopicsSet{}
+	ts.Add("adm", 0)
+	dor, err := adm.DeleteOffsets(ctx, "live", ts)
+	if err != nil || dor.Error() == nil {
+		t.Errorf("DeleteOffsets of a subscribed topic: %v %v", err, dor)
+	}
+	cl.Close()
+	// The simple group's offsets and the group itself can go.
+	dor, err = adm.DeleteOffsets(ctx, "simple", ts)
+	if err != nil || dor.Error() != nil {
+		t.Fatalf("DeleteOffsets simple: %v %v", err, dor.Error())
+	}
+	got, _ = adm.FetchOffsets(ctx, "simple")
+	if _, ok := got.Lookup("adm", 0); ok {
+		t.Errorf("adm/0 still committed after DeleteOffsets")
+	}
+	dr, err = adm.DeleteGroups(ctx, "simple", "live", "nosuch")
+	if err != nil {
+		t.Fatalf("DeleteGroups: %v", err)
+	}
+	if dr["simple"].Err != nil || dr["live"].Err != nil || dr["nosuch"].Err == nil {
+		t.Fatalf("DeleteGroups: %+v", dr)
+	}
+	lg, _ = adm.ListGroups(ctx)
+	if len(lg) != 0 {
+		t.Fatalf("groups left after deleting them: %v", lg.Groups())
+	}
+}
+
+func TestGroupOffsetsSurviveRestart(t *testing.T) {
+	b := brokertest.Start(t, groupSettings)
+	rc := dialRaw(t, b.Addr())
+	rc.createTopic("durable", 2, nil)
+	produceN(t, b, "durable", 0, 40)
+	_, cls := consumeGroup(t, b, "durable", "gd", 1, 40)
+	cls[0].Close()
+	adm := newAdmin(t, b)
+	os := kadm.Offsets{}
+	os.Add(kadm.Offset{Topic: "durable", Partition: 0, At: 3, LeaderEpoch: -1, Metadata: "simple"})
+	if _, err := adm.CommitOffsets(testCtx(t), "gsimple", os); err != nil {
+		t.Fatal(err)
+	}
+	before, err := adm.FetchOffsets(testCtx(t), "gd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Stop(t)
+
+	b2 := brokertest.StartWith(t, broker.Config{Settings: b.Settings})
+	adm2 := newAdmin(t, b2)
+	ctx := testCtx(t)
+	after, err := adm2.FetchOffsets(ctx, "gd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before.Each(func(o kadm.OffsetResponse) {
+		if a, _ := after.Lookup(o.Topic, o.Partition); a.At != o.At {
+			t.Errorf("%s/%d: %d after restart, %d before", o.Topic, o.Partition, a.At, o.At)
+		}
+	})
+	s, err := adm2.FetchOffsets(ctx, "gsimple")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := s.Lookup("durable", 0); o.At != 3 || o.Metadata != "simple" {
+		t.Errorf("gsimple after restart: %+v", o)
+	}
+	lg, err := adm2.ListGroups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := lg["gd"]; !ok || g.State != "Empty" {
+		t.Errorf("gd after restart: %+v (groups %v)", g, lg.Groups())
+	}
+	// The group resumes where it committed.
+	produceN(t, b2, "durable", 40, 5)
+	seen, _ := consumeGroup(t, b2, "durable", "gd", 1, 5)
+	if len(seen) != 5 {
+		t.Errorf("after restart the group consumed %d records, want the 5 new ones", len(seen))
+	}
+}
+
+func TestGroupMetrics(t *testing.T) {
+	b := brokertest.Start(t, groupSettings)
+	rc := dialRaw(t, b.Addr())
+	rc.createTopic("lagging", 1, nil)
+	produceN(t, b, "lagging", 0, 10)
+	adm := newAdmin(t, b)
+	os := kadm.Offsets{}
+	os.Add(kadm.Offset{Topic: "lagging", Partition: 0, At: 4, LeaderEpoch: -1})
+	if _, err := adm.CommitOffsets(testCtx(t), "behind", os); err != nil {
+		t.Fatal(err)
+	}
+	_, cls := consumeGroup(t, b, "lagging", "live", 1, 10)
+	defer cls[0].Close()
+
+	resp, err := http.Get("http://" + b.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`runnel_broker_groups{state="Stable"} 1`,
+		`runnel_broker_groups{state="Empty"} 1`,
+		`runnel_broker_group_lag{group="behind",partition="0",topic="lagging"} 6`,
+		`runnel_broker_group_lag{group="live",partition="0",topic="lagging"} 0`,
+		`runnel_broker_group_offset_commits_total`,
+		`runnel_broker_group_rebalances_total 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// Only FindCoordinator (and JoinGroup, OffsetCommit) create
+// __consumer_offsets, as in Kafka: reading about groups on a fresh broker
+// leaves its topic list alone.
+func TestGroupOffsetsTopicCreatedOnDemand(t *testing.T) {
+	b := brokertest.Start(t, groupSettings)
+	rc := dialRaw(t, b.Addr())
+	lg := kmsg.NewPtrListGroupsRequest()
+	lg.Version = 5
+	if r := rc.roundTrip(lg).(*kmsg.ListGroupsResponse); r.ErrorCode != 0 || len(r.Groups) != 0 {
+		t.Fatalf("ListGroups: %s %v", errName(r.ErrorCode), r.Groups)
+	}
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Version, dg.Groups = 5, []string{"nobody"}
+	if d := rc.roundTrip(dg).(*kmsg.DescribeGroupsResponse).Groups[0]; d.ErrorCode != 0 || d.State != "Dead" {
+		t.Fatalf("DescribeGroups: %s %s", errName(d.ErrorCode), d.State)
+	}
+	if md := metadataFor(t, rc); len(md.Topics) != 0 {
+		t.Fatalf("topics after reads: %d", len(md.Topics))
+	}
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.Version, fc.CoordinatorKeys = 6, []string{"g"}
+	c := rc.roundTrip(fc).(*kmsg.FindCoordinatorResponse).Coordinators[0]
+	if c.ErrorCode != 0 || c.Port == 0 || c.Host == "" {
+		t.Fatalf("FindCoordinator: %s %+v", errName(c.ErrorCode), c)
+	}
+	md := metadataFor(t, rc, "__consumer_offsets")
+	if len(md.Topics) != 1 || md.Topics[0].ErrorCode != 0 || !md.Topics[0].IsInternal || len(md.Topics[0].Partitions) != 50 {
+		t.Fatalf("__consumer_offsets: %+v", md.Topics)
+	}
+}

@@ -1,0 +1,316 @@
+package group
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestDataDriven runs the scripts in testdata/. Commands:
+//
+//	config key=value ...        (before the first request: min-session, max-session,
+//	                             delay, max-size, meta-max, retention, check, max-record, in ms)
+//	join w=N group=G [member=M] [instance=I] [client=C] [session=MS] [rebalance=MS]
+//	     [v=V] [type=T] [protocols=P1,P2] [meta=X]
+//	sync w=N group=G member=M gen=N [instance=I] [assign=M1:A1,M2:A2] [type=T] [protocol=P]
+//	heartbeat group=G member=M gen=N [instance=I]
+//	leave group=G [v=V] members=M1,M2 | member=M [instance=I]
+//	commit group=G [member=M] [gen=N] [instance=I] offsets=T/P=O,... [meta=X]
+//	fetch group=G [topics=T/P,...]
+//	delete group=G
+//	delete-offsets group=G offsets=T/P,...
+//	describe group=G
+//	list
+//	advance DURATION            (moves the clock and ticks)
+//
+// Each command prints the replies it produced (w<N>: ...) and the records.
+func TestDataDriven(t *testing.T) {
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		start := time.UnixMilli(1_000_000)
+		now := start
+		cfg := Config{
+			MinSessionTimeout: 6 * time.Second, MaxSessionTimeout: 30 * time.Minute,
+			InitialRebalanceDelay: 0, MaxSize: 1000, OffsetMetadataMaxBytes: 4096,
+			OffsetsRetention: 7 * 24 * time.Hour, OffsetsRetentionCheckInterval: 10 * time.Minute,
+		}
+		var c *Coordinator
+		coord := func() *Coordinator {
+			if c == nil {
+				c = New(cfg)
+			}
+			return c
+		}
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			args := map[string]string{}
+			for _, a := range d.CmdArgs {
+				args[a.Key] = strings.Join(a.Vals, ",")
+			}
+			str := func(k, def string) string {
+				if v, ok := args[k]; ok {
+					return v
+				}
+				return def
+			}
+			num := func(k string, def int64) int64 {
+				v, ok := args[k]
+				if !ok {
+					return def
+				}
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					d.Fatalf(t, "%s: %v", k, err)
+				}
+				return n
+			}
+			optStr := func(k string) *string {
+				if v, ok := args[k]; ok {
+					return &v
+				}
+				return nil
+			}
+			var out Output
+			var b strings.Builder
+			switch d.Cmd {
+			case "config":
+				ms := func(k string, dst *time.Duration) {
+					if _, ok := args[k]; ok {
+						*dst = time.Duration(num(k, 0)) * time.Millisecond
+					}
+				}
+				ms("min-session", &cfg.MinSessionTimeout)
+				ms("max-session", &cfg.MaxSessionTimeout)
+				ms("delay", &cfg.InitialRebalanceDelay)
+				ms("retention", &cfg.OffsetsRetention)
+				ms("check", &cfg.OffsetsRetentionCheckInterval)
+				cfg.MaxSize = int(num("max-size", int64(cfg.MaxSize)))
+				cfg.OffsetMetadataMaxBytes = int(num("meta-max", int64(cfg.OffsetMetadataMaxBytes)))
+				cfg.MaxRecordBytes = int(num("max-record", int64(cfg.MaxRecordBytes)))
+				return "ok"
+			case "join":
+				req := kmsg.NewPtrJoinGroupRequest()
+				req.Version = int16(num("v", 5))
+				req.Group, req.MemberID, req.InstanceID = str("group", "g"), str("member", ""), optStr("instance")
+				req.SessionTimeoutMillis = int32(num("session", 10000))
+				req.RebalanceTimeoutMillis = int32(num("rebalance", 20000))
+				req.ProtocolType = str("type", "consumer")
+				for _, p := range strings.Split(str("protocols", "range"), ",") {
+					rp := kmsg.NewJoinGroupRequestProtocol()
+					rp.Name, rp.Metadata = p, []byte(str("meta", "m"))
+					req.Protocols = append(req.Protocols, rp)
+				}
+				out = coord().Join(now, Waiter(num("w", 0)), Client{ID: str("client", "c"), Host: "/127.0.0.1"}, req)
+			case "sync":
+				req := kmsg.NewPtrSyncGroupRequest()
+				req.Version = 5
+				req.Group, req.MemberID, req.InstanceID = str("group", "g"), str("member", ""), optStr("instance")
+				req.Generation = int32(num("gen", 0))
+				req.ProtocolType, req.Protocol = optStr("type"), optStr("protocol")
+				if a := str("assign", ""); a != "" {
+					for _, kv := range strings.Split(a, ",") {
+						m, v, _ := strings.Cut(kv, ":")
+						ra := kmsg.NewSyncGroupRequestGroupAssignment()
+						ra.MemberID, ra.MemberAssignment = m, []byte(v)
+						req.GroupAssignment = append(req.GroupAssignment, ra)
+					}
+				}
+				out = coord().Sync(now, Waiter(num("w", 0)), req)
+			case "heartbeat":
+				req := kmsg.NewPtrHeartbeatRequest()
+				req.Version = 4
+				req.Group, req.MemberID, req.InstanceID = str("group", "g"), str("member", ""), optStr("instance")
+				req.Generation = int32(num("gen", 0))
+				fmt.Fprintf(&b, "heartbeat: %s\n", codeName(coord().Heartbeat(now, req).ErrorCode))
+			case "leave":
+				req := kmsg.NewPtrLeaveGroupRequest()
+				req.Version = int16(num("v", 5))
+				req.Group, req.MemberID = str("group", "g"), str("member", "")
+				if ms, ok := args["members"]; ok {
+					for _, m := range strings.Split(ms, ",") {
+						rm := kmsg.NewLeaveGroupRequestMember()
+						id, inst, ok := strings.Cut(m, "/")
+						rm.MemberID = id
+						if ok {
+							rm.InstanceID = &inst
+						}
+						req.Members = append(req.Members, rm)
+					}
+				}
+				var resp *kmsg.LeaveGroupResponse
+				resp, out = coord().Leave(now, req)
+				fmt.Fprintf(&b, "leave: %s", codeName(resp.ErrorCode))
+				for _, m := range resp.Members {
+					fmt.Fprintf(&b, " %s=%s", m.MemberID, codeName(m.ErrorCode))
+				}
+				b.WriteString("\n")
+			case "commit":
+				req := kmsg.NewPtrOffsetCommitRequest()
+				req.Version = 8
+				req.Group, req.MemberID, req.InstanceID = str("group", "g"), str("member", ""), optStr("instance")
+				req.Generation = int32(num("gen", -1))
+				for _, o := range strings.Split(str("offsets", ""), ",") {
+					tp, off, _ := strings.Cut(o, "=")
+					topic, p, _ := strings.Cut(tp, "/")
+					rt := kmsg.NewOffsetCommitRequestTopic()
+					rt.Topic = topic
+					rp := kmsg.NewOffsetCommitRequestTopicPartition()
+					pi, _ := strconv.Atoi(p)
+					oi, _ := strconv.ParseInt(off, 10, 64)
+					rp.Partition, rp.Offset, rp.Metadata = int32(pi), oi, optStr("meta")
+					rt.Partitions = append(rt.Partitions, rp)
+					req.Topics = append(req.Topics, rt)
+				}
+				var resp *kmsg.OffsetCommitResponse
+				resp, out = coord().CommitOffsets(now, req, func(topic string, _ int32) bool { return topic != "nosuch" })
+				b.WriteString("commit:")
+				for _, rt := range resp.Topics {
+					for _, rp := range rt.Partitions {
+						fmt.Fprintf(&b, " %s/%d=%s", rt.Topic, rp.Partition, codeName(rp.ErrorCode))
+					}
+				}
+				b.WriteString("\n")
+			case "fetch":
+				var topics []kmsg.OffsetFetchRequestTopic
+				if ts, ok := args["topics"]; ok {
+					for _, tp := range strings.Split(ts, ",") {
+						topic, p, _ := strings.Cut(tp, "/")
+						pi, _ := strconv.Atoi(p)
+						rt := kmsg.NewOffsetFetchRequestTopic()
+						rt.Topic, rt.Partitions = topic, []int32{int32(pi)}
+						topics = append(topics, rt)
+					}
+				}
+				b.WriteString("offsets:")
+				for _, st := range coord().FetchOffsets(str("group", "g"), topics) {
+					for _, sp := range st.Partitions {
+						fmt.Fprintf(&b, " %s/%d=%d", st.Topic, sp.Partition, sp.Offset)
+						if sp.Metadata != nil && *sp.Metadata != "" {
+							fmt.Fprintf(&b, "(%s)", *sp.Metadata)
+						}
+					}
+				}
+				b.WriteString("\n")
+			case "delete":
+				var code *kerr.Error
+				code, out = coord().DeleteGroup(now, str("group", "g"))
+				fmt.Fprintf(&b, "delete: %s\n", errName(code))
+			case "delete-offsets":
+				req := kmsg.NewPtrOffsetDeleteRequest()
+				req.Group = str("group", "g")
+				for _, tp := range strings.Split(str("offsets", ""), ",") {
+					topic, p, _ := strings.Cut(tp, "/")
+					pi, _ := strconv.Atoi(p)
+					rt := kmsg.NewOffsetDeleteRequestTopic()
+					rt.Topic = topic
+					rp := kmsg.NewOffsetDeleteRequestTopicPartition()
+					rp.Partition = int32(pi)
+					rt.Partitions = append(rt.Partitions, rp)
+					req.Topics = append(req.Topics, rt)
+				}
+				var resp *kmsg.OffsetDeleteResponse
+				resp, out = coord().DeleteOffsets(now, req)
+				fmt.Fprintf(&b, "delete-offsets: %s", codeName(resp.ErrorCode))
+				for _, rt := range resp.Topics {
+					for _, rp := range rt.Partitions {
+						fmt.Fprintf(&b, " %s/%d=%s", rt.Topic, rp.Partition, codeName(rp.ErrorCode))
+					}
+				}
+				b.WriteString("\n")
+			case "describe":
+				g := coord().Describe(str("group", "g"))
+				fmt.Fprintf(&b, "%s state=%s type=%s protocol=%s\n", g.Group, g.State, g.ProtocolType, g.Protocol)
+				for _, m := range g.Members {
+					fmt.Fprintf(&b, "  %s instance=%s client=%s assignment=%q\n", m.MemberID, deref(m.InstanceID), m.ClientID, m.MemberAssignment)
+				}
+			case "list":
+				for _, s := range coord().List() {
+					fmt.Fprintf(&b, "%s %s %s\n", s.Group, s.ProtocolType, s.State)
+				}
+			case "advance":
+				dur, err := time.ParseDuration(d.CmdArgs[0].Key)
+				if err != nil {
+					d.Fatalf(t, "advance: %v", err)
+				}
+				now = now.Add(dur)
+				out = coord().Tick(now)
+				fmt.Fprintf(&b, "t=%s\n", now.Sub(start))
+			default:
+				d.Fatalf(t, "unknown command %s", d.Cmd)
+			}
+			printOutput(&b, out)
+			return b.String()
+		})
+	})
+}
+
+func codeName(code int16) string {
+	if code == 0 {
+		return "NONE"
+	}
+	return kerr.ErrorForCode(code).(*kerr.Error).Message
+}
+
+func errName(e *kerr.Error) string {
+	if e == nil {
+		return "NONE"
+	}
+	return e.Message
+}
+
+func printOutput(b *strings.Builder, out Output) {
+	for _, r := range out.Replies {
+		switch resp := r.Resp.(type) {
+		case *kmsg.JoinGroupResponse:
+			fmt.Fprintf(b, "w%d: join %s gen=%d member=%s leader=%s protocol=%s", r.To, codeName(resp.ErrorCode), resp.Generation, resp.MemberID, resp.LeaderID, deref(resp.Protocol))
+			if resp.SkipAssignment {
+				b.WriteString(" skip-assignment")
+			}
+			if len(resp.Members) > 0 {
+				b.WriteString(" members=")
+				for i, m := range resp.Members {
+					if i > 0 {
+						b.WriteString(",")
+					}
+					b.WriteString(m.MemberID)
+				}
+			}
+			b.WriteString("\n")
+		case *kmsg.SyncGroupResponse:
+			fmt.Fprintf(b, "w%d: sync %s assignment=%q\n", r.To, codeName(resp.ErrorCode), resp.MemberAssignment)
+		}
+	}
+	for _, rec := range out.Records {
+		b.WriteString(describeRecord(rec))
+		b.WriteString("\n")
+	}
+}
+
+func describeRecord(r Record) string {
+	if r.Key[1] < 2 {
+		var k kmsg.OffsetCommitKey
+		_ = k.ReadFrom(r.Key)
+		if r.Value == nil {
+			return fmt.Sprintf("record: offset %s %s/%d tombstone", k.Group, k.Topic, k.Partition)
+		}
+		var v kmsg.OffsetCommitValue
+		_ = v.ReadFrom(r.Value)
+		return fmt.Sprintf("record: offset %s %s/%d=%d", k.Group, k.Topic, k.Partition, v.Offset)
+	}
+	var k kmsg.GroupMetadataKey
+	_ = k.ReadFrom(r.Key)
+	if r.Value == nil {
+		return fmt.Sprintf("record: group %s tombstone", k.Group)
+	}
+	var v kmsg.GroupMetadataValue
+	_ = v.ReadFrom(r.Value)
+	var ms []string
+	for _, m := range v.Members {
+		ms = append(ms, fmt.Sprintf("%s:%q", m.MemberID, m.Assignment))
+	}
+	return fmt.Sprintf("record: group %s gen=%d protocol=%s leader=%s members=[%s]", k.Group, v.Generation, deref(v.Protocol), deref(v.Leader), strings.Join(ms, " "))
+}

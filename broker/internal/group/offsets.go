@@ -1,0 +1,277 @@
+package group
+
+import (
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TopicExists reports whether a topic partition exists; commits to others
+// fail with UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
+type TopicExists func(topic string, partition int32) bool
+
+// CommitOffsets handles an OffsetCommit. A group unknown to the coordinator
+// may commit with generation -1 (a "simple" group that assigns partitions
+// itself), as Kafka allows.
+func (c *Coordinator) CommitOffsets(now time.Time, req *kmsg.OffsetCommitRequest, exists TopicExists) (*kmsg.OffsetCommitResponse, Output) {
+	var out Output
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	code := c.commitCheck(now, req)
+	g := c.groups[req.Group]
+	for _, rt := range req.Topics {
+		st := kmsg.NewOffsetCommitResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewOffsetCommitResponseTopicPartition()
+			sp.Partition = rp.Partition
+			meta := deref(rp.Metadata)
+			switch {
+			case code != nil:
+				sp.ErrorCode = code.Code
+			case len(meta) > c.cfg.OffsetMetadataMaxBytes:
+				sp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
+			case exists != nil && !exists(rt.Topic, rp.Partition):
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				if g == nil {
+					g = newGroup(req.Group, now)
+					c.groups[req.Group] = g
+				}
+				epoch := rp.LeaderEpoch
+				if req.Version < 6 {
+					epoch = -1
+				}
+				o := committed{offset: rp.Offset, leaderEpoch: epoch, metadata: meta, commitTime: now}
+				if g.offsets[rt.Topic] == nil {
+					g.offsets[rt.Topic] = map[int32]committed{}
+				}
+				g.offsets[rt.Topic][rp.Partition] = o
+				out.Records = append(out.Records, offsetRecord(g.id, rt.Topic, rp.Partition, &o))
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, out
+}
+
+// commitCheck returns the error every partition of a commit gets, or nil.
+func (c *Coordinator) commitCheck(now time.Time, req *kmsg.OffsetCommitRequest) *kerr.Error {
+	if req.Group == "" {
+		return kerr.InvalidGroupID
+	}
+	g := c.groups[req.Group]
+	if g == nil {
+		if req.Generation < 0 {
+			return nil
+		}
+		return kerr.IllegalGeneration
+	}
+	switch m := g.member(req.MemberID); {
+	case g.state == Dead:
+		return kerr.CoordinatorNotAvailable
+	case g.staticFenced(req.InstanceID, req.MemberID):
+		return kerr.FencedInstanceID
+	case req.Generation < 0 && g.state == Empty:
+		return nil
+	case g.state == CompletingRebalance:
+		return kerr.RebalanceInProgress
+	case m == nil:
+		return kerr.UnknownMemberID
+	case req.Generation != g.generation:
+		return kerr.IllegalGeneration
+	default:
+		m.deadline = now.Add(m.sessionTimeout)
+		return nil
+	}
+}
+
+// FetchOffsets returns a group's committed offsets: of the topics named, or
+// of every topic when topics is nil. A partition without an offset (or a
+// group the coordinator does not know) reads -1, as in Kafka.
+func (c *Coordinator) FetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTopic) []kmsg.OffsetFetchResponseTopic {
+	g := c.groups[groupID]
+	if topics == nil {
+		if g == nil {
+			return nil
+		}
+		for _, t := range sortedKeys(g.offsets) {
+			rt := kmsg.NewOffsetFetchRequestTopic()
+			rt.Topic = t
+			rt.Partitions = sortedKeys(g.offsets[t])
+			topics = append(topics, rt)
+		}
+	}
+	var out []kmsg.OffsetFetchResponseTopic
+	for _, rt := range topics {
+		st := kmsg.NewOffsetFetchResponseTopic()
+		st.Topic = rt.Topic
+		for _, p := range rt.Partitions {
+			sp := kmsg.NewOffsetFetchResponseTopicPartition()
+			sp.Partition = p
+			sp.Offset, sp.LeaderEpoch = -1, -1
+			if g != nil {
+				if o, ok := g.offsets[rt.Topic][p]; ok {
+					sp.Offset, sp.LeaderEpoch = o.offset, o.leaderEpoch
+					m := o.metadata
+					sp.Metadata = &m
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+func sortedKeys[K string | int32, V any](m map[K]V) []K {
+	ks := make([]K, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// DeleteOffsets handles an OffsetDelete: the group must be empty, or a
+// consumer group not subscribed to the topic (GROUP_SUBSCRIBED_TO_TOPIC).
+func (c *Coordinator) DeleteOffsets(now time.Time, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, Output) {
+	var out Output
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	g := c.groups[req.Group]
+	switch {
+	case req.Group == "":
+		resp.ErrorCode = kerr.InvalidGroupID.Code
+		return resp, out
+	case g == nil || g.state == Dead:
+		resp.ErrorCode = kerr.GroupIDNotFound.Code
+		return resp, out
+	case g.protocolType != "consumer" && g.state != Empty:
+		resp.ErrorCode = kerr.NonEmptyGroup.Code
+		return resp, out
+	}
+	subscribed := g.subscribed()
+	for _, rt := range req.Topics {
+		st := kmsg.NewOffsetDeleteResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			sp.Partition = rp.Partition
+			if subscribed(rt.Topic) {
+				sp.ErrorCode = kerr.GroupSubscribedToTopic.Code
+			} else if _, ok := g.offsets[rt.Topic][rp.Partition]; ok {
+				g.deleteOffset(rt.Topic, rp.Partition)
+				out.Records = append(out.Records, offsetRecord(g.id, rt.Topic, rp.Partition, nil))
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, out
+}
+
+func (g *group) deleteOffset(topic string, part int32) {
+	delete(g.offsets[topic], part)
+	if len(g.offsets[topic]) == 0 {
+		delete(g.offsets, topic)
+	}
+}
+
+// subscribed returns whether the group's members subscribe to a topic, read
+// from their consumer-protocol metadata. An empty group subscribes to
+// nothing; metadata that does not parse counts as subscribed to everything,
+// so nothing is deleted by mistake.
+func (g *group) subscribed() func(string) bool {
+	if g.state == Empty || g.protocolType != "consumer" {
+		return func(string) bool { return false }
+	}
+	topics := map[string]bool{}
+	for _, m := range g.members {
+		var md kmsg.ConsumerMemberMetadata
+		meta := m.metadataFor(g.protocol)
+		if g.protocol == "" && len(m.protocols) > 0 {
+			meta = m.protocols[0].Metadata
+		}
+		if err := md.ReadFrom(meta); err != nil {
+			return func(string) bool { return true }
+		}
+		for _, t := range md.Topics {
+			topics[t] = true
+		}
+	}
+	return func(t string) bool { return topics[t] }
+}
+
+// DeleteGroup handles one group of a DeleteGroups: only an empty group may
+// be deleted; its offsets and metadata get tombstones.
+func (c *Coordinator) DeleteGroup(now time.Time, groupID string) (*kerr.Error, Output) {
+	var out Output
+	g := c.groups[groupID]
+	switch {
+	case groupID == "":
+		return kerr.InvalidGroupID, out
+	case g == nil || g.state == Dead:
+		return kerr.GroupIDNotFound, out
+	case g.state != Empty:
+		return kerr.NonEmptyGroup, out
+	}
+	c.dropGroup(g, &out)
+	return nil, out
+}
+
+// dropGroup writes tombstones for an empty group and forgets it.
+func (c *Coordinator) dropGroup(g *group, out *Output) {
+	for _, t := range sortedKeys(g.offsets) {
+		for _, p := range sortedKeys(g.offsets[t]) {
+			out.Records = append(out.Records, offsetRecord(g.id, t, p, nil))
+		}
+	}
+	out.Records = append(out.Records, Record{Key: groupKey(g.id)})
+	g.state = Dead
+	delete(c.groups, g.id)
+}
+
+// expireOffsets removes offsets past offsets.retention.minutes, as Kafka
+// (KIP-211): for an empty group counted from when it became empty, for a
+// simple group from each commit, for a stable consumer group only of topics
+// it no longer subscribes to. An empty group left without offsets is
+// deleted.
+func (c *Coordinator) expireOffsets(now time.Time, out *Output) {
+	for _, g := range c.sortedGroups() {
+		var base func(o committed) (time.Time, bool)
+		switch {
+		case g.state == Empty && g.protocolType != "":
+			base = func(committed) (time.Time, bool) { return g.stateTime, true }
+		case g.state == Empty:
+			base = func(o committed) (time.Time, bool) { return o.commitTime, true }
+		case g.state == Stable && g.protocolType == "consumer":
+			sub := g.subscribed()
+			base = func(committed) (time.Time, bool) { return time.Time{}, false }
+			for _, t := range sortedKeys(g.offsets) {
+				if !sub(t) {
+					for _, p := range sortedKeys(g.offsets[t]) {
+						if o := g.offsets[t][p]; now.Sub(o.commitTime) >= c.cfg.OffsetsRetention {
+							g.deleteOffset(t, p)
+							out.Records = append(out.Records, offsetRecord(g.id, t, p, nil))
+						}
+					}
+				}
+			}
+		default:
+			continue
+		}
+		for _, t := range sortedKeys(g.offsets) {
+			for _, p := range sortedKeys(g.offsets[t]) {
+				if b, ok := base(g.offsets[t][p]); ok && now.Sub(b) >= c.cfg.OffsetsRetention {
+					g.deleteOffset(t, p)
+					out.Records = append(out.Records, offsetRecord(g.id, t, p, nil))
+				}
+			}
+		}
+		if g.state == Empty && len(g.offsets) == 0 && len(g.pending) == 0 {
+			c.dropGroup(g, out)
+		}
+	}
+}

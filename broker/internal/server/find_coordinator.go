@@ -1,0 +1,59 @@
+package server
+
+// FindCoordinator: versions 0-6; batched keys from v4. Key type 0 (group):
+// this node, once __consumer_offsets is open (created on first use, as
+// Kafka does). Key type 1 (transaction): TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+// until transactions land (issue 5), as InitProducerId answers a
+// transactional id. Kafka would answer COORDINATOR_NOT_AVAILABLE while
+// __transaction_state is unavailable, but that is retriable and clients
+// would retry until their timeout; Kafka's authorization failure is what
+// it answers a client that may not use transactions, and clients stop at
+// once. Other key types: INVALID_REQUEST.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func handleFindCoordinator(c *conn, r *request) kmsg.Response {
+	req := r.kreq.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	keys := req.CoordinatorKeys
+	if req.Version < 4 {
+		keys = []string{req.CoordinatorKey}
+	}
+	for _, key := range keys {
+		rc := kmsg.NewFindCoordinatorResponseCoordinator()
+		rc.Key, rc.NodeID, rc.Port = key, -1, -1
+		var err error
+		switch req.CoordinatorType {
+		case 0:
+			_, err = c.s.groups.shards(context.Background())
+			if err != nil {
+				c.s.logger.Warn("group coordinator not available", "err", err)
+				err = kafkaErr(kerr.CoordinatorNotAvailable, "the group coordinator is not available: %v", err)
+			}
+		case 1:
+			err = kafkaErr(kerr.TransactionalIDAuthorizationFailed, "transactions are not supported yet")
+		default:
+			err = kafkaErr(kerr.InvalidRequest, "unknown coordinator key type %d", req.CoordinatorType)
+		}
+		if err != nil {
+			rc.ErrorCode = c.s.metrics.code(kmsg.FindCoordinator, err)
+			rc.ErrorMessage = errMessage(err)
+		} else {
+			a := c.s.advertise
+			rc.NodeID, rc.Host, rc.Port = a.ID, a.Host, a.Port
+		}
+		resp.Coordinators = append(resp.Coordinators, rc)
+	}
+	if req.Version < 4 {
+		rc := resp.Coordinators[0]
+		resp.ErrorCode, resp.ErrorMessage = rc.ErrorCode, rc.ErrorMessage
+		resp.NodeID, resp.Host, resp.Port = rc.NodeID, rc.Host, rc.Port
+		resp.Coordinators = nil
+	}
+	return resp
+}

@@ -1,0 +1,385 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf16"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/runnel-io/runnel/broker/internal/batch"
+	"github.com/runnel-io/runnel/broker/internal/group"
+	"github.com/runnel-io/runnel/broker/internal/metadata"
+	"github.com/runnel-io/runnel/broker/internal/partition"
+)
+
+// offsetsTopic is Kafka's internal topic of group metadata and offsets.
+const offsetsTopic = "__consumer_offsets"
+
+// groupTickInterval is how often the group ticker fires the coordinators'
+// timers (session timeouts, rebalance timeouts, the initial delay).
+const groupTickInterval = 50 * time.Millisecond
+
+// maxGroupBatchBytes bounds one batch of group records; a commit of many
+// partitions is written as several batches.
+const maxGroupBatchBytes = 256 << 10
+
+// groupCoordinator is the thin IO shell around the deterministic
+// group.Coordinator cores: one core per __consumer_offsets partition, each
+// guarded by its shard's mutex. A request locks its group's shard, steps
+// the core, appends the records to the shard's partition (still under the
+// lock, so records land in the order the core made them), unlocks, and then
+// waits for the fsync before any reply goes out.
+type groupCoordinator struct {
+	s          *Server
+	nextWaiter atomic.Uint64
+	mu         struct {
+		sync.Mutex
+		shards []*groupShard // nil until __consumer_offsets is open
+	}
+}
+
+// groupShard is one __consumer_offsets partition and the core that owns
+// its groups.
+type groupShard struct {
+	gc   *groupCoordinator
+	part *partition.Partition
+	mu   struct {
+		sync.Mutex
+		core    *group.Coordinator
+		waiters map[group.Waiter]chan kmsg.Response
+	}
+}
+
+func (s *Server) groupConfig() group.Config {
+	c := s.cfg
+	return group.Config{
+		MinSessionTimeout:             time.Duration(c.GroupMinSessionTimeoutMs) * time.Millisecond,
+		MaxSessionTimeout:             time.Duration(c.GroupMaxSessionTimeoutMs) * time.Millisecond,
+		InitialRebalanceDelay:         time.Duration(c.GroupInitialRebalanceDelayMs) * time.Millisecond,
+		MaxSize:                       int(c.GroupMaxSize),
+		OffsetMetadataMaxBytes:        int(c.OffsetMetadataMaxBytes),
+		OffsetsRetention:              time.Duration(c.OffsetsRetentionMinutes) * time.Minute,
+		OffsetsRetentionCheckInterval: time.Duration(c.OffsetsRetentionCheckInterval) * time.Millisecond,
+		MaxRecordBytes:                int(c.TopicDefaults.MaxMessageBytes) - batch.HeaderSize - 64,
+		NewMemberID: func(prefix string) string {
+			var b [16]byte
+			_, _ = rand.Read(b[:])
+			b[6] = b[6]&0x0f | 0x40
+			b[8] = b[8]&0x3f | 0x80
+			return fmt.Sprintf("%s-%x-%x-%x-%x-%x", prefix, b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+		},
+	}
+}
+
+// javaStringHash is Java's String.hashCode, over UTF-16 code units, as
+// Kafka uses it to place a group.
+func javaStringHash(s string) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = 31*h + int32(u)
+	}
+	return h
+}
+
+// groupPartition is the __consumer_offsets partition of a group:
+// Utils.abs(groupId.hashCode) % partitions, as Kafka computes it.
+func groupPartition(groupID string, partitions int) int {
+	h := javaStringHash(groupID)
+	if h == -1<<31 {
+		h = 0
+	} else if h < 0 {
+		h = -h
+	}
+	return int(h) % partitions
+}
+
+// shards opens __consumer_offsets, creating it first if needed (as Kafka
+// does on the first FindCoordinator), and loads every partition's groups.
+func (gc *groupCoordinator) shards(ctx context.Context) ([]*groupShard, error) {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	if gc.mu.shards != nil {
+		return gc.mu.shards, nil
+	}
+	s := gc.s
+	t := s.meta.Image().Topic(offsetsTopic)
+	if t == nil {
+		spec := topicSpec{
+			name: offsetsTopic, partitions: s.cfg.OffsetsTopicNumPartitions,
+			replicas: min(s.cfg.OffsetsTopicReplicationFactor, int16(len(s.meta.Image().BrokerIDs()))),
+			configs: map[string]string{
+				"cleanup.policy":   "compact",
+				"compression.type": "producer",
+				"segment.bytes":    "104857600", // offsets.topic.segment.bytes
+			},
+		}
+		nt, err := s.planTopic(s.meta.Image(), spec)
+		if err == nil {
+			err = s.meta.Propose(ctx, metadata.Record{CreateTopic: nt})
+		}
+		if err != nil && errCode(err) != kerr.TopicAlreadyExists.Code {
+			return nil, fmt.Errorf("create %s: %w", offsetsTopic, err)
+		}
+		s.logger.Info("created the group offsets topic", "topic", offsetsTopic, "partitions", spec.partitions)
+		t = s.meta.Image().Topic(offsetsTopic)
+		if t == nil {
+			return nil, kafkaErr(kerr.CoordinatorNotAvailable, "%s is not available", offsetsTopic)
+		}
+	}
+	shards := make([]*groupShard, len(t.Partitions))
+	cfg := s.groupConfig()
+	now := s.now()
+	for i := range t.Partitions {
+		p := s.partition(offsetsTopic, int32(i))
+		if p == nil {
+			return nil, kafkaErr(kerr.CoordinatorNotAvailable, "%s-%d is not hosted here", offsetsTopic, i)
+		}
+		sh := &groupShard{gc: gc, part: p}
+		sh.mu.core = group.New(cfg)
+		sh.mu.waiters = map[group.Waiter]chan kmsg.Response{}
+		if err := sh.load(now); err != nil {
+			return nil, fmt.Errorf("load %s-%d: %w", offsetsTopic, i, err)
+		}
+		shards[i] = sh
+	}
+	gc.mu.shards = shards
+	return shards, nil
+}
+
+// loaded returns the shards if __consumer_offsets is open, else nil.
+func (gc *groupCoordinator) loaded() []*groupShard {
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	return gc.mu.shards
+}
+
+// shard returns the shard that coordinates groupID, opening (and if need
+// be creating) __consumer_offsets first. Only the requests that start a
+// group (FindCoordinator, JoinGroup, OffsetCommit) create the topic, as in
+// Kafka where FindCoordinator does; the others use peek.
+func (gc *groupCoordinator) shard(groupID string) (*groupShard, error) {
+	shards, err := gc.shards(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return shards[groupPartition(groupID, len(shards))], nil
+}
+
+// peek returns the shard that coordinates groupID if __consumer_offsets is
+// open, else a throwaway shard with an empty core, which answers as Kafka
+// does for a group it does not know and never writes.
+func (gc *groupCoordinator) peek(groupID string) *groupShard {
+	if shards := gc.loaded(); shards != nil {
+		return shards[groupPartition(groupID, len(shards))]
+	}
+	sh := &groupShard{gc: gc}
+	sh.mu.core = group.New(gc.s.groupConfig())
+	sh.mu.waiters = map[group.Waiter]chan kmsg.Response{}
+	return sh
+}
+
+// load replays the partition into the core.
+func (sh *groupShard) load(now time.Time) error {
+	core := sh.mu.core
+	off := sh.part.Offsets().LogStart
+	var buf []byte
+	for {
+		var err error
+		var o partition.Offsets
+		buf, o, err = sh.part.Read(buf[:0], off, 1<<20, true)
+		if err != nil {
+			return err
+		}
+		if len(buf) == 0 {
+			return nil
+		}
+		for b := buf; len(b) >= batch.HeaderSize; {
+			h, err := batch.ParseHeader(b)
+			if err != nil || h.Size() > len(b) {
+				return fmt.Errorf("bad batch at offset %d: %v", off, err)
+			}
+			if !h.IsControl() {
+				err = batch.ForEachRecord(b[:h.Size()], 64<<20, func(r *batch.Record) error {
+					return core.Load(now, r.Key, r.Value)
+				})
+				if err != nil {
+					return err
+				}
+			}
+			off = h.LastOffset() + 1
+			b = b[h.Size():]
+		}
+		if off >= o.HighWatermark {
+			return nil
+		}
+	}
+}
+
+// step runs fn on the core under the shard's lock and appends the records
+// it made. waitFor, if non-zero, is registered first so its answer is not
+// missed. The caller then calls finish (off the reader goroutine when it
+// may block on an fsync).
+func (sh *groupShard) step(w group.Waiter, fn func(c *group.Coordinator) group.Output) (pending, chan kmsg.Response) {
+	var ch chan kmsg.Response
+	sh.mu.Lock()
+	if w != 0 {
+		ch = make(chan kmsg.Response, 1)
+		sh.mu.waiters[w] = ch
+	}
+	out := fn(sh.mu.core)
+	var err error
+	if len(out.Records) > 0 {
+		err = sh.appendLocked(out.Records)
+	}
+	sh.mu.Unlock()
+	return pending{sh: sh, out: out, err: err}, ch
+}
+
+// pending is a step whose records may still need their fsync.
+type pending struct {
+	sh  *groupShard
+	out group.Output
+	err error
+}
+
+// finish makes the step's records durable, then delivers its replies. It
+// returns the error of the append or the fsync.
+func (p pending) finish() error {
+	err := p.err
+	if err == nil && len(p.out.Records) > 0 {
+		err = p.sh.part.Commit()
+	}
+	if err != nil {
+		p.sh.gc.s.logger.Error("writing group records failed", "partition", p.sh.part.Index, "err", err)
+	}
+	p.sh.deliver(p.out.Replies, err)
+	return err
+}
+
+func (sh *groupShard) deliver(replies []group.Reply, err error) {
+	if len(replies) == 0 {
+		return
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for _, r := range replies {
+		ch, ok := sh.mu.waiters[r.To]
+		if !ok {
+			continue // its connection has gone
+		}
+		delete(sh.mu.waiters, r.To)
+		if sr, ok := r.Resp.(*kmsg.SyncGroupResponse); ok && err != nil && sr.ErrorCode == 0 {
+			sr.ErrorCode = kerr.CoordinatorNotAvailable.Code
+			sr.MemberAssignment = nil
+		}
+		ch <- r.Resp
+	}
+}
+
+// forget drops a waiter whose connection closed before its answer.
+func (sh *groupShard) forget(w group.Waiter) {
+	sh.mu.Lock()
+	delete(sh.mu.waiters, w)
+	sh.mu.Unlock()
+}
+
+// await answers r later: after the step's fsync, with the reply addressed to
+// w, or nothing if the connection closes first.
+func (gc *groupCoordinator) await(c *conn, r *request, p pending, w group.Waiter, ch chan kmsg.Response) {
+	r.later = func() kmsg.Response {
+		p.finish()
+		select {
+		case resp := <-ch:
+			return resp
+		case <-c.closing():
+			p.sh.forget(w)
+			return nil
+		}
+	}
+}
+
+func (gc *groupCoordinator) newWaiter() group.Waiter { return group.Waiter(gc.nextWaiter.Add(1)) }
+
+// appendLocked writes records to the shard's partition as record batches.
+func (sh *groupShard) appendLocked(recs []group.Record) error {
+	nowMs := sh.gc.s.now().UnixMilli()
+	for len(recs) > 0 {
+		n, size := 0, 0
+		for n < len(recs) && (n == 0 || size+len(recs[n].Key)+len(recs[n].Value) < maxGroupBatchBytes) {
+			size += len(recs[n].Key) + len(recs[n].Value) + 32
+			n++
+		}
+		b := encodeBatch(recs[:n], nowMs)
+		if _, err := sh.part.Append(b); err != nil {
+			return err
+		}
+		recs = recs[n:]
+	}
+	return nil
+}
+
+// encodeBatch builds an uncompressed v2 record batch. Hand-written because
+// kmsg.Record needs each record's length before it is encoded; the layout
+// is the one package batch parses and validates.
+func encodeBatch(recs []group.Record, nowMs int64) []byte {
+	var records []byte
+	for i, r := range recs {
+		var body []byte
+		body = append(body, 0)                     // attributes
+		body = binary.AppendVarint(body, 0)        // timestamp delta
+		body = binary.AppendVarint(body, int64(i)) // offset delta
+		body = binary.AppendVarint(body, int64(len(r.Key)))
+		body = append(body, r.Key...)
+		if r.Value == nil {
+			body = binary.AppendVarint(body, -1)
+		} else {
+			body = binary.AppendVarint(body, int64(len(r.Value)))
+			body = append(body, r.Value...)
+		}
+		body = binary.AppendVarint(body, 0) // headers
+		records = binary.AppendVarint(records, int64(len(body)))
+		records = append(records, body...)
+	}
+	b := make([]byte, 0, batch.HeaderSize+len(records))
+	b = binary.BigEndian.AppendUint64(b, 0)                                        // base offset
+	b = binary.BigEndian.AppendUint32(b, uint32(batch.HeaderSize-12+len(records))) // length
+	b = binary.BigEndian.AppendUint32(b, 0xffffffff)                               // partition leader epoch
+	b = append(b, 2)                                                               // magic
+	b = binary.BigEndian.AppendUint32(b, 0)                                        // crc, below
+	b = binary.BigEndian.AppendUint16(b, 0)                                        // attributes
+	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)-1))                      // last offset delta
+	b = binary.BigEndian.AppendUint64(b, uint64(nowMs))                            // first timestamp
+	b = binary.BigEndian.AppendUint64(b, uint64(nowMs))                            // max timestamp
+	b = binary.BigEndian.AppendUint64(b, 0xffffffffffffffff)                       // producer id
+	b = binary.BigEndian.AppendUint16(b, 0xffff)                                   // producer epoch
+	b = binary.BigEndian.AppendUint32(b, 0xffffffff)                               // base sequence
+	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)))                        // records
+	b = append(b, records...)
+	binary.BigEndian.PutUint32(b[17:], batch.ComputeCRC(b))
+	return b
+}
+
+// tickLoop fires the cores' timers until the server stops.
+func (gc *groupCoordinator) tickLoop(stop <-chan struct{}) {
+	t := time.NewTicker(groupTickInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		for _, sh := range gc.loaded() {
+			now := gc.s.now()
+			p, _ := sh.step(0, func(c *group.Coordinator) group.Output { return c.Tick(now) })
+			p.finish()
+		}
+	}
+}

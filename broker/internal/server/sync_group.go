@@ -1,0 +1,21 @@
+package server
+
+// SyncGroup: versions 0-5 (protocol type and name checked from v5). The
+// leader's assignment is made durable in __consumer_offsets before any
+// member hears of it; followers wait for it.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/runnel-io/runnel/broker/internal/group"
+)
+
+func handleSyncGroup(c *conn, r *request) kmsg.Response {
+	req := r.kreq.(*kmsg.SyncGroupRequest)
+	sh := c.s.groups.peek(req.Group)
+	now := c.s.now()
+	w := c.s.groups.newWaiter()
+	p, ch := sh.step(w, func(core *group.Coordinator) group.Output { return core.Sync(now, w, req) })
+	c.s.groups.await(c, r, p, w, ch)
+	return nil
+}
