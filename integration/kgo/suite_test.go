@@ -63,8 +63,15 @@ var skipsAllowed = map[string]string{
 }
 
 // kgoTestRecords is KGO_TEST_RECORDS, the records each TestGroupETL variant
-// chains through its groups (the suite's default is 500,000).
-const kgoTestRecords = "50000"
+// chains through its groups: the suite's own default, 500,000, unless the
+// environment sets it. On the 2-core machines the whole allow-list ran in 91 s
+// at 500,000 and in 70 s at 50,000 (2026-12-02), so the full size stays.
+func kgoTestRecords() string {
+	if n := os.Getenv("KGO_TEST_RECORDS"); n != "" {
+		return n
+	}
+	return "500000"
+}
 
 // deny lists the suite's broker-facing tests that are left out, and why.
 var deny = []struct{ name, reason string }{
@@ -116,7 +123,7 @@ func TestFranzGoSuite(t *testing.T) {
 	innerTimeout := time.Until(mustDeadline(ctx)) - 15*time.Second
 	cmd := exec.CommandContext(ctx, goCmd(), "test", "-json", "-count=1",
 		"-timeout", innerTimeout.Round(time.Second).String(), "-run", run, suitePkg)
-	cmd.Env = append(os.Environ(), "KGO_SEEDS="+addr, "KGO_TEST_RF=1", "KGO_TEST_RECORDS="+kgoTestRecords)
+	cmd.Env = append(os.Environ(), "KGO_SEEDS="+addr, "KGO_TEST_RF=1", "KGO_TEST_RECORDS="+kgoTestRecords())
 	cmd.WaitDelay = 10 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -124,7 +131,7 @@ func TestFranzGoSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("KGO_SEEDS=%s KGO_TEST_RF=1 KGO_TEST_RECORDS=%s go test -run '%s' %s", addr, kgoTestRecords, run, suitePkg)
+	t.Logf("KGO_SEEDS=%s KGO_TEST_RF=1 KGO_TEST_RECORDS=%s go test -run '%s' %s", addr, kgoTestRecords(), run, suitePkg)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
