@@ -3,6 +3,7 @@ package compat
 import (
 	"context"
 	"fmt"
+	"hash"
 	"maps"
 	"sync"
 	"testing"
@@ -25,24 +26,18 @@ func (l gokaLogger) Printf(format string, v ...any) { l.t.Logf(format, v...) }
 
 // gokaApp is a goka counting app against one broker: an emitter writes clicks
 // keyed by user to a stream, and a processor in group counts them per user in
-// its group table (topic "<group>-table"). All goka parts share one sarama
-// configuration: goka's defaults (sarama protocol version 2.0.0, goka's
-// `copartition` assignor) with acks=all.
+// its group table (topic "<group>-table"). Every goka part gets the same
+// sarama configuration: goka's defaults (sarama protocol version 2.0.0,
+// goka's `copartition` assignor) with acks=all.
 type gokaApp struct {
 	t       *testing.T
 	brokers []string
 	input   goka.Stream
 	group   goka.Group
-	cfg     *sarama.Config
-	tmb     goka.TopicManagerBuilder
+	tmc     *goka.TopicManagerConfig
 }
 
 func newGokaApp(t *testing.T, addr, name string) *gokaApp {
-	cfg := goka.DefaultConfig()
-	cfg.ClientID = "runnel-compat-goka"
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
-	cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
 	tmc := goka.NewTopicManagerConfig()
 	tmc.Table.Replication = 1
 	tmc.Stream.Replication = 1
@@ -51,8 +46,44 @@ func newGokaApp(t *testing.T, addr, name string) *gokaApp {
 		brokers: []string{addr},
 		input:   goka.Stream(name + ".clicks"),
 		group:   goka.Group(name + ".counter"),
-		cfg:     cfg,
-		tmb:     goka.TopicManagerBuilderWithConfig(cfg, tmc),
+		tmc:     tmc,
+	}
+}
+
+// cfg returns a new sarama configuration. goka's builders write to the
+// configuration they are given (client ID, partitioner) each time they build,
+// and goka builds concurrently, so every build gets its own (the builders
+// below).
+func (a *gokaApp) cfg() *sarama.Config {
+	cfg := goka.DefaultConfig()
+	cfg.ClientID = "runnel-compat-goka"
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
+	cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
+	return cfg
+}
+
+func (a *gokaApp) topicManagerBuilder() goka.TopicManagerBuilder {
+	return func(brokers []string) (goka.TopicManager, error) {
+		return goka.TopicManagerBuilderWithConfig(a.cfg(), a.tmc)(brokers)
+	}
+}
+
+func (a *gokaApp) producerBuilder() goka.ProducerBuilder {
+	return func(brokers []string, clientID string, hasher func() hash.Hash32) (goka.Producer, error) {
+		return goka.ProducerBuilderWithConfig(a.cfg())(brokers, clientID, hasher)
+	}
+}
+
+func (a *gokaApp) consumerGroupBuilder() goka.ConsumerGroupBuilder {
+	return func(brokers []string, group, clientID string) (sarama.ConsumerGroup, error) {
+		return goka.ConsumerGroupBuilderWithConfig(a.cfg())(brokers, group, clientID)
+	}
+}
+
+func (a *gokaApp) consumerBuilder() goka.SaramaConsumerBuilder {
+	return func(brokers []string, clientID string) (sarama.Consumer, error) {
+		return goka.SaramaConsumerBuilderWithConfig(a.cfg())(brokers, clientID)
 	}
 }
 
@@ -62,8 +93,8 @@ func (a *gokaApp) emit(clicks map[string]int64) {
 	t := a.t
 	t.Helper()
 	em, err := goka.NewEmitter(a.brokers, a.input, new(codec.String),
-		goka.WithEmitterTopicManagerBuilder(a.tmb),
-		goka.WithEmitterProducerBuilder(goka.ProducerBuilderWithConfig(a.cfg)),
+		goka.WithEmitterTopicManagerBuilder(a.topicManagerBuilder()),
+		goka.WithEmitterProducerBuilder(a.producerBuilder()),
 		goka.WithEmitterLogger(gokaLogger{t}),
 	)
 	if err != nil {
@@ -110,10 +141,10 @@ func (a *gokaApp) runProcessor() (p *goka.Processor, stop func()) {
 	)
 	p, err := goka.NewProcessor(a.brokers, graph,
 		goka.WithClientID("runnel-compat-goka"),
-		goka.WithTopicManagerBuilder(a.tmb),
-		goka.WithConsumerGroupBuilder(goka.ConsumerGroupBuilderWithConfig(a.cfg)),
-		goka.WithConsumerSaramaBuilder(goka.SaramaConsumerBuilderWithConfig(a.cfg)),
-		goka.WithProducerBuilder(goka.ProducerBuilderWithConfig(a.cfg)),
+		goka.WithTopicManagerBuilder(a.topicManagerBuilder()),
+		goka.WithConsumerGroupBuilder(a.consumerGroupBuilder()),
+		goka.WithConsumerSaramaBuilder(a.consumerBuilder()),
+		goka.WithProducerBuilder(a.producerBuilder()),
 		goka.WithStorageBuilder(storage.MemoryBuilder()),
 		goka.WithLogger(gokaLogger{t}),
 	)
