@@ -3,21 +3,36 @@ package compat
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // saramaHandler hands every message of a session to out and marks it
-// consumed; Cleanup commits the marked offsets when the session ends.
+// consumed; Cleanup commits the marked offsets when the session ends. When
+// claims is set, it is told the session's claims at its start and nil at its
+// end.
 type saramaHandler struct {
-	out chan<- record
+	out    chan<- record
+	claims func(map[string][]int32)
 }
 
-func (h saramaHandler) Setup(sarama.ConsumerGroupSession) error { return nil }
+func (h saramaHandler) Setup(s sarama.ConsumerGroupSession) error {
+	if h.claims != nil {
+		h.claims(s.Claims())
+	}
+	return nil
+}
 
 func (h saramaHandler) Cleanup(s sarama.ConsumerGroupSession) error {
+	if h.claims != nil {
+		h.claims(nil)
+	}
 	// Auto-commit is off, so the marks go to the broker here, once, and
 	// the test knows when.
 	s.Commit()
@@ -50,19 +65,25 @@ func (h saramaHandler) ConsumeClaim(s sarama.ConsumerGroupSession, c sarama.Cons
 	}
 }
 
-// saramaGroupConsume joins group with one sarama ConsumerGroup member (at
-// sarama's default protocol version), consumes n records of topic, commits
-// them when its session ends, and leaves. A group without commits starts at
-// the oldest offset.
-func saramaGroupConsume(t *testing.T, addr, group, topic string, n int) []record {
-	t.Helper()
+// saramaConfig is the configuration of the sarama group members: sarama's
+// default protocol version and range assignor, the oldest offset for a group
+// without commits, and no auto-commit (the handler commits).
+func saramaConfig() *sarama.Config {
 	cfg := sarama.NewConfig()
 	cfg.ClientID = "runnel-compat-sarama"
 	cfg.Consumer.Return.Errors = true
 	cfg.Consumer.Offsets.Initial = sarama.OffsetOldest
 	cfg.Consumer.Offsets.AutoCommit.Enable = false
 	cfg.Consumer.MaxWaitTime = 100 * time.Millisecond
-	cg, err := sarama.NewConsumerGroup([]string{addr}, group, cfg)
+	return cfg
+}
+
+// saramaGroupConsume joins group with one sarama ConsumerGroup member,
+// consumes n records of topic, commits them when its session ends, and
+// leaves.
+func saramaGroupConsume(t *testing.T, addr, group, topic string, n int) []record {
+	t.Helper()
+	cg, err := sarama.NewConsumerGroup([]string{addr}, group, saramaConfig())
 	if err != nil {
 		t.Fatalf("sarama consumer group: %v", err)
 	}
@@ -137,4 +158,98 @@ func TestGroupSarama(t *testing.T) {
 	r3 := produceRound(t, addr, topic, groupPartitions, 10, "r3")
 	assertConsumedOnce(t, "sarama resuming from franz-go's commits", saramaGroupConsume(t, addr, group, topic, len(r3)), r3)
 	waitCommitted(t, addr, group, topic, endsOf(r3))
+}
+
+// TestGroupMixedFranzGoSarama runs a franz-go member and a sarama member in
+// one group at the same time, both with the range assignor: whichever leads
+// encodes the other's assignment in the consumer protocol, each consumes only
+// its own two partitions, together they consume every record once, and both
+// commits land.
+func TestGroupMixedFranzGoSarama(t *testing.T) {
+	t.Parallel()
+	addr := startBroker(t)
+	topic := topicName(t)
+	group := topic + ".group"
+	createTopic(t, addr, topic, groupPartitions)
+
+	in := make(chan polled)
+	m := newKgoMember(t, addr, group, topic, "franz-go", kgo.Balancers(kgo.RangeBalancer()))
+	m.start(in)
+
+	cg, err := sarama.NewConsumerGroup([]string{addr}, group, saramaConfig())
+	if err != nil {
+		t.Fatalf("sarama consumer group: %v", err)
+	}
+	defer cg.Close()
+	var mu sync.Mutex
+	var claimed []int32
+	recs := make(chan record)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	consumed := make(chan error, 1)
+	go func() {
+		h := saramaHandler{out: recs, claims: func(c map[string][]int32) {
+			mu.Lock()
+			defer mu.Unlock()
+			claimed = slices.Sorted(slices.Values(c[topic]))
+		}}
+		for ctx.Err() == nil {
+			if err := cg.Consume(ctx, []string{topic}, h); err != nil {
+				consumed <- err
+				return
+			}
+		}
+		consumed <- nil
+	}()
+	forwarded := make(chan struct{})
+	go func() {
+		defer close(forwarded)
+		for {
+			select {
+			case r := <-recs:
+				select {
+				case in <- polled{member: "sarama", recs: []record{r}}:
+				case <-ctx.Done():
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	saramaClaims := func() []int32 {
+		mu.Lock()
+		defer mu.Unlock()
+		return claimed
+	}
+
+	wait := testContext(t, 60*time.Second)
+	waitFor(t, wait, "both members assigned", func() error {
+		k, s := m.owned(), saramaClaims()
+		if len(k) != 2 || len(s) != 2 || slices.ContainsFunc(k, func(p int32) bool { return slices.Contains(s, p) }) {
+			return fmt.Errorf("franz-go owns %v, sarama claims %v", k, s)
+		}
+		return nil
+	})
+
+	r1 := produceRound(t, addr, topic, groupPartitions, 10, "r1")
+	got := collect(t, in, len(r1))
+	assertFromOwned(t, m, got["franz-go"])
+	for _, r := range got["sarama"] {
+		if !slices.Contains(saramaClaims(), r.Partition) {
+			t.Errorf("sarama consumed %d/%d but claims %v", r.Partition, r.Offset, saramaClaims())
+		}
+	}
+	assertConsumedOnce(t, "franz-go and sarama in one group", append(got["franz-go"], got["sarama"]...), r1)
+	if state, protocol, members, _ := describeGroup(t, addr, group, topic); state != "Stable" || protocol != "range" || len(members) != 2 {
+		t.Errorf("group is %s with protocol %q and members %v, want Stable, range, franz-go and sarama", state, protocol, members)
+	}
+
+	m.commit(t)
+	stop() // sarama's session ends and commits
+	if err := <-consumed; err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("sarama Consume: %v", err)
+	}
+	<-forwarded
+	waitCommitted(t, addr, group, topic, endsOf(r1))
 }
