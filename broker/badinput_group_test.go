@@ -288,6 +288,29 @@ func TestBadInputGroups(t *testing.T) {
 				t.Fatalf("offset delete: %s %+v", errName(or.ErrorCode), or.Topics)
 			}
 		}},
+		{"a member whose connection closes while its join waits", func(t *testing.T, rc *rawConn) {
+			lead := joinNew(t, rc, "g-gone")
+			syncOK(t, rc, "g-gone", lead.MemberID, lead.Generation, map[string]string{lead.MemberID: "a"})
+			// A second member joins and then disappears mid-rebalance;
+			// the leader's rejoin completes the rebalance without it
+			// answering, and the answer to the closed connection is dropped.
+			gone := dialRaw(t, rc.c.RemoteAddr().String())
+			first := gone.roundTrip(joinReq("g-gone", "", nil)).(*kmsg.JoinGroupResponse)
+			gone.send(joinReq("g-gone", first.MemberID, nil))
+			hb := kmsg.NewPtrHeartbeatRequest()
+			hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "g-gone", lead.MemberID, lead.Generation
+			for deadline := time.Now().Add(ioTimeout); rc.roundTrip(hb).(*kmsg.HeartbeatResponse).ErrorCode != kerr.RebalanceInProgress.Code; {
+				if time.Now().After(deadline) {
+					t.Fatal("the second member's join never started a rebalance")
+				}
+			}
+			gone.c.Close()
+			lj := rc.roundTrip(joinReq("g-gone", lead.MemberID, nil)).(*kmsg.JoinGroupResponse)
+			if lj.ErrorCode != 0 || len(lj.Members) != 2 {
+				t.Fatalf("leader rejoin: %s with %d members", errName(lj.ErrorCode), len(lj.Members))
+			}
+			syncOK(t, rc, "g-gone", lead.MemberID, lj.Generation, map[string]string{lead.MemberID: "a"})
+		}},
 		{"produce to and delete __consumer_offsets", func(t *testing.T, rc *rawConn) {
 			p := rc.produce("__consumer_offsets", 0, batchOf("x"))
 			wantCode(t, "produce", p.ErrorCode, kerr.InvalidTopicException)

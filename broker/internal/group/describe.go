@@ -114,31 +114,3 @@ func (c *Coordinator) Tick(now time.Time) Output {
 	}
 	return out
 }
-
-// NextDeadline returns the earliest time Tick has something to do, or the
-// zero time if nothing is scheduled but offset expiry.
-func (c *Coordinator) NextDeadline() time.Time {
-	var next time.Time
-	at := func(t time.Time) {
-		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-			next = t
-		}
-	}
-	for _, g := range c.groups {
-		for _, t := range g.pending {
-			at(t)
-		}
-		if g.state == PreparingRebalance {
-			at(g.joinDeadline)
-		}
-		if g.state == CompletingRebalance {
-			at(g.syncDeadline)
-		}
-		for _, m := range g.members {
-			if len(m.joinWaiters) == 0 && len(m.syncWaiters) == 0 {
-				at(m.deadline)
-			}
-		}
-	}
-	return next
-}

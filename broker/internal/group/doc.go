@@ -29,5 +29,12 @@
 // by Runnel and the records mean to other tools what they mean in Kafka.
 // A group loads as Empty with its offsets; its members rejoin.
 //
+// Transactions (issue 5) extend this rather than rewrite it: a
+// TxnOffsetCommit will be validated like CommitOffsets but kept as pending
+// offsets per producer id (invisible to FetchOffsets, which then answers
+// UNSTABLE_OFFSET_COMMIT to require_stable), and the transaction marker
+// will move them into the committed map or drop them; the records are the
+// same offset records, written transactionally by the shell.
+//
 // A Coordinator is not safe for concurrent use; its owner serializes calls.
 package group

@@ -3,6 +3,7 @@ package group
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,30 +29,11 @@ func (s State) String() string { return stateNames[s] }
 // ListGroups filter), and false for an unknown name.
 func ParseState(s string) (State, bool) {
 	for i, n := range stateNames {
-		if equalFold(n, s) {
+		if strings.EqualFold(n, s) {
 			return State(i), true
 		}
 	}
 	return 0, false
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range len(a) {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // Config holds the broker settings the coordinator enforces.

@@ -207,7 +207,12 @@ func (sh *groupShard) load(now time.Time) error {
 			}
 			if !h.IsControl() {
 				err = batch.ForEachRecord(b[:h.Size()], 64<<20, func(r *batch.Record) error {
-					return core.Load(now, r.Key, r.Value)
+					if err := core.Load(now, r.Key, r.Value); err != nil {
+						// One unreadable record must not keep every other
+						// group of the partition from loading.
+						sh.gc.s.logger.Warn("skipping a group record", "partition", sh.part.Index, "offset", h.BaseOffset+int64(r.OffsetDelta), "err", err)
+					}
+					return nil
 				})
 				if err != nil {
 					return err
