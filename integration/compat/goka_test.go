@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash"
 	"maps"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/lovoo/goka/codec"
 	"github.com/lovoo/goka/storage"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // gokaLogger sends goka's log to the test log. Every goka component a test
@@ -242,7 +244,7 @@ func (a *gokaApp) waitCounted(p *goka.Processor, want map[string]int64) {
 // stopped and started again with empty in-memory storage: it must rebuild
 // its table from the compacted table topic and resume the input from its
 // committed offsets, so counts continue where they stopped, none counted
-// twice.
+// twice; read independently, the table topic ends with the same counts.
 func TestGoka(t *testing.T) {
 	t.Parallel()
 	addr := startBroker(t)
@@ -287,4 +289,54 @@ func TestGoka(t *testing.T) {
 	app.emit(round2)
 	app.waitCounted(p, total)
 	stop()
+
+	if got := tableTopic(t, addr, table); !maps.Equal(got, total) {
+		t.Errorf("goka's table topic %s ends with counts %v, want %v", table, got, total)
+	}
+}
+
+// tableTopic reads a goka table topic to its end with franz-go (no group)
+// and returns the last value of each key, decoded as goka's Int64 codec
+// writes it (decimal text).
+func tableTopic(t *testing.T, addr, topic string) map[string]int64 {
+	t.Helper()
+	ctx := testContext(t, 30*time.Second)
+	ends, err := newAdmin(t, addr).ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatalf("end offsets of %s: %v", topic, err)
+	}
+	left := map[int32]int64{}
+	parts := map[int32]kgo.Offset{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			left[o.Partition] = o.Offset
+			parts[o.Partition] = kgo.NewOffset().AtStart()
+		}
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: parts}),
+		kgo.FetchMaxWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	last := map[string]int64{}
+	for len(left) > 0 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("reading %s: partitions %v not read to their end: %v", topic, left, err)
+		}
+		fs.EachError(func(_ string, p int32, err error) { t.Fatalf("reading %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			n, err := strconv.ParseInt(string(r.Value), 10, 64)
+			if err != nil {
+				t.Fatalf("%s/%d@%d: value %q: %v", topic, r.Partition, r.Offset, r.Value, err)
+			}
+			last[string(r.Key)] = n
+			if r.Offset+1 >= left[r.Partition] {
+				delete(left, r.Partition)
+			}
+		})
+	}
+	return last
 }
