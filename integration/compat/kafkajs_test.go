@@ -23,10 +23,8 @@ func nodeDriver(t *testing.T) (node, script string) {
 }
 
 // TestKafkaJS produces with kafkajs (one send per codec; snappy, lz4 and zstd
-// through codec plugins) and checks the log holds exactly those records. A
-// kafkajs consumer always joins a consumer group, so consuming with kafkajs
-// (the driver's "consume" mode) joins this test with the group coordinator
-// (issue 3); kafka-python covers a foreign client's consume until then.
+// through codec plugins), checks the log holds exactly those records, and
+// consumes them with kafkajs, which always does so in a consumer group.
 func TestKafkaJS(t *testing.T) {
 	t.Parallel()
 	node, script := nodeDriver(t)
@@ -43,6 +41,9 @@ func TestKafkaJS(t *testing.T) {
 
 			assertRecords(t, "log after kafkajs produce", readLog(t, addr, topic, 1, len(want), codec), want)
 
+			req = driverRequest{Brokers: []string{addr}, Topic: topic, Group: topic + ".group", Count: len(want)}
+			resp = runDriver(t, 60*time.Second, req, node, script, "consume")
+			assertRecords(t, "kafkajs consume", resp.Consumed, want)
 		})
 	}
 }

@@ -11,10 +11,10 @@ import (
 // first python3 on PATH may be another one (pyenv) without kafka-python.
 const debianPython = "/usr/bin/python3"
 
-// TestKafkaPython produces with kafka-python's KafkaProducer and consumes with
-// its KafkaConsumer on an assigned partition (no group), once per codec.
-func TestKafkaPython(t *testing.T) {
-	t.Parallel()
+// pythonDriver returns Debian's python and the kafka-python driver, failing
+// the test when kafka-python or one of its codecs is not installed.
+func pythonDriver(t *testing.T) (python, script string) {
+	t.Helper()
 	if _, err := os.Stat(debianPython); err != nil {
 		t.Fatalf("%s is missing: run `make tools`: %v", debianPython, err)
 	}
@@ -27,6 +27,14 @@ func TestKafkaPython(t *testing.T) {
 		runToolOr(t, ctx, "python module "+mod+" is not installed for "+debianPython+": run `make tools`",
 			debianPython, "-c", "import "+mod)
 	}
+	return debianPython, script
+}
+
+// TestKafkaPython produces with kafka-python's KafkaProducer and consumes with
+// its KafkaConsumer on an assigned partition (no group), once per codec.
+func TestKafkaPython(t *testing.T) {
+	t.Parallel()
+	python, script := pythonDriver(t)
 	addr := startBroker(t)
 	for _, codec := range codecs {
 		t.Run(codec, func(t *testing.T) {
@@ -35,13 +43,13 @@ func TestKafkaPython(t *testing.T) {
 			want := sampleRecords(20, codec)
 
 			req := driverRequest{Brokers: []string{addr}, Topic: topic, Codec: codec, Records: want}
-			resp := runDriver(t, 60*time.Second, req, debianPython, script, "produce")
+			resp := runDriver(t, 60*time.Second, req, python, script, "produce")
 			assertProduced(t, "kafka-python", resp.Produced, want)
 
 			assertRecords(t, "log after kafka-python produce", readLog(t, addr, topic, 1, len(want), codec), want)
 
 			req = driverRequest{Brokers: []string{addr}, Topic: topic, Codec: codec, Count: len(want)}
-			resp = runDriver(t, 60*time.Second, req, debianPython, script, "consume")
+			resp = runDriver(t, 60*time.Second, req, python, script, "consume")
 			assertRecords(t, "kafka-python consume", resp.Consumed, want)
 		})
 	}

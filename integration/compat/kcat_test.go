@@ -83,25 +83,34 @@ func TestKcat(t *testing.T) {
 	}
 }
 
+// kcatFormat prints each record on one line, its fields separated by a unit
+// separator, which is in no key, value or header; parseKcat reads it.
+const kcatFormat = `%p\x1f%o\x1f%k\x1f%s\x1f%T\x1f%h\n`
+
 // kcatConsume reads partition 0 of topic from the beginning to its end with
 // `kcat -C -e -f`.
 func kcatConsume(t *testing.T, kcat, addr, topic string) []record {
 	t.Helper()
-	const sep = "\x1f" // unit separator: in no key, value or header
 	out := runTool(t, testContext(t, 30*time.Second), nil, kcat,
-		"-b", addr, "-t", topic, "-p", "0", "-C", "-o", "beginning", "-e", "-q",
-		"-f", `%p\x1f%o\x1f%k\x1f%s\x1f%T\x1f%h\n`)
+		"-b", addr, "-t", topic, "-p", "0", "-C", "-o", "beginning", "-e", "-q", "-f", kcatFormat)
+	return parseKcat(t, out)
+}
+
+// parseKcat parses what kcat printed with kcatFormat.
+func parseKcat(t *testing.T, out []byte) []record {
+	t.Helper()
+	const sep = "\x1f"
 	var got []record
 	for line := range strings.Lines(string(out)) {
 		f := strings.Split(strings.TrimSuffix(line, "\n"), sep)
 		if len(f) != 6 {
-			t.Fatalf("kcat -C printed %q: want 6 fields", line)
+			t.Fatalf("kcat printed %q: want 6 fields", line)
 		}
 		part, err1 := strconv.ParseInt(f[0], 10, 32)
 		off, err2 := strconv.ParseInt(f[1], 10, 64)
 		ts, err3 := strconv.ParseInt(f[4], 10, 64)
 		if err1 != nil || err2 != nil || err3 != nil {
-			t.Fatalf("kcat -C printed %q: %v %v %v", line, err1, err2, err3)
+			t.Fatalf("kcat printed %q: %v %v %v", line, err1, err2, err3)
 		}
 		var hs []header
 		for kv := range strings.SplitSeq(f[5], ",") {

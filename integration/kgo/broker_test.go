@@ -1,3 +1,5 @@
+//go:build !kfake
+
 package kgo
 
 import (

@@ -10,4 +10,8 @@
 // checked against `go test -list` of the suite, so an upgrade of franz-go that
 // renames or drops a test fails here instead of silently shrinking coverage.
 // The suite's other tests are client unit tests that need no broker.
+//
+// Built with `-tags kfake`, the runner points the suite at franz-go's kfake
+// instead of Runnel (kfake_ref_test.go): a reference for telling a broker bug
+// from a test that cannot pass anywhere.
 package kgo

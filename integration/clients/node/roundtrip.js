@@ -1,4 +1,4 @@
-// roundtrip.js drives kafkajs for integration/compat (TestKafkaJS).
+// roundtrip.js drives kafkajs for integration/compat (TestKafkaJS, TestGroupKafkaJS).
 //
 //   node roundtrip.js produce|consume  < request.json  > response.json
 //
@@ -6,8 +6,9 @@
 // timeout_ms}. `produce` sends `records` in one send() call with the codec and
 // prints {produced: [{partition, offset}]}. `consume` joins consumer group
 // `group` (kafkajs has no group-less consumer), reads `count` records from the
-// beginning and prints {consumed: [{partition, offset, key, value, headers,
-// timestamp}]}. Headers are a list of {key, value} in record order.
+// group's committed offsets (the beginning when it has none), commits the
+// offsets after them, leaves the group and prints {consumed: [{partition,
+// offset, key, value, headers, timestamp}]}. Headers are a list of {key, value} in record order.
 // Diagnostics go to stderr; any failure exits non-zero.
 'use strict'
 
@@ -130,6 +131,7 @@ async function consume(kafka, req) {
       consumer.on(consumer.events.CRASH, ({ payload }) => reject(payload.error))
       consumer
         .run({
+          autoCommit: false, // committed once below, so the caller knows what
           eachMessage: async ({ partition, message }) => {
             consumed.push({
               partition,
@@ -144,6 +146,12 @@ async function consume(kafka, req) {
         })
         .catch(reject)
     })
+    // Commit the offset after the last record consumed of each partition.
+    const next = new Map()
+    for (const r of consumed) next.set(r.partition, Math.max(next.get(r.partition) || 0, r.offset + 1))
+    await consumer.commitOffsets(
+      [...next].map(([partition, offset]) => ({ topic: req.topic, partition, offset: String(offset) })),
+    )
   } finally {
     await consumer.disconnect()
   }
