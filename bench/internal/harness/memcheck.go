@@ -37,12 +37,19 @@ type MemcheckConfig struct {
 	Progress io.Writer
 }
 
+// Peak is the broker's peak resident memory: the larger of VmHWM and the
+// largest sampled VmRSS.
+func (r MemcheckResult) Peak() int64 { return max(r.HWM, r.MaxRSS) }
+
 // MemcheckResult is what Memcheck measured.
 type MemcheckResult struct {
 	Bytes                  int64
 	Produce, Consume, Wall time.Duration
 	// HWM is the broker's VmHWM just before it was stopped: its peak
-	// resident memory over the whole run.
+	// resident memory over the whole run, as far as the kernel tracked it.
+	// The kernel updates the high-water mark lazily (and RSS counters are
+	// per-CPU approximations), so a sampled VmRSS can exceed it slightly;
+	// Peak takes the larger of the two.
 	HWM int64
 	// MaxRSS is the largest VmRSS sampled (every 100ms).
 	MaxRSS int64
