@@ -3,7 +3,7 @@
 # the table with ratios (see bench/README.md). Settings, by environment:
 #
 #   BENCHTIME           go test -benchtime per benchmark (default 1s)
-#   BENCH_COUNT         go test -count, runs per benchmark; the table takes medians (default 1)
+#   BENCH_COUNT         rounds over every benchmark; the table takes medians (default 1)
 #   BENCH               go test -bench pattern (default ., all)
 #   RUNNEL_BENCH_BYTES  bytes memcheck pushes through a broker process (default 10GB; 0 skips it)
 #   BENCH_OUT           also save the raw output there (for benchstat)
@@ -30,9 +30,28 @@ export RUNNEL_BIN="$tmp/runnel"
 
 {
 	echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-	# The test binary runs in bench/, as go test would run it.
-	(cd bench && "$tmp/bench.test" -test.run '^$' -test.bench "$BENCH" \
-		-test.benchtime "$BENCHTIME" -test.count "$BENCH_COUNT" -test.timeout 60m) || echo "FAIL: bench.test exited $?"
+	# Each throughput corner runs its targets back to back (Runnel, then
+	# kfake, seconds apart), and the rounds repeat the whole list, so a
+	# change in the machine's load hits both sides of a ratio alike. (One
+	# go test -count run would take every Runnel corner first and every
+	# kfake corner minutes later.) A BENCH pattern runs as given.
+	patterns=("$BENCH")
+	if [[ "$BENCH" == "." ]]; then
+		patterns=()
+		for op in Produce Consume; do
+			for corner in 1KB/1p 1KB/8p 100B/1p 100B/8p; do
+				patterns+=("^Benchmark$op\$/./^${corner%/*}\$/^${corner#*/}\$")
+			done
+		done
+		patterns+=('^BenchmarkRaw$' '^BenchmarkRebalance$' '^BenchmarkCommit$')
+	fi
+	for ((round = 1; round <= BENCH_COUNT; round++)); do
+		for pattern in "${patterns[@]}"; do
+			# The test binary runs in bench/, as go test would run it.
+			(cd bench && "$tmp/bench.test" -test.run '^$' -test.bench "$pattern" \
+				-test.benchtime "$BENCHTIME" -test.count 1 -test.timeout 60m) || echo "FAIL: bench.test exited $?"
+		done
+	done
 	if [[ "$RUNNEL_BENCH_BYTES" != "0" ]]; then
 		"$tmp/memcheck" -runnel "$RUNNEL_BIN" || echo "FAIL: memcheck exited $?"
 	fi
