@@ -26,8 +26,12 @@ type Broker struct {
 	NodeID                 int32
 	Roles                  Roles
 	ControllerQuorumVoters []Voter // empty: this node alone
-	ClusterID              string  // "": not configured
-	BrokerRack             string  // "": none
+	// ControllerQuorumElectionTimeoutMs and ControllerQuorumFetchTimeoutMs
+	// are the metadata quorum's Raft election and heartbeat timeouts.
+	ControllerQuorumElectionTimeoutMs int32
+	ControllerQuorumFetchTimeoutMs    int32
+	ClusterID                         string // "": not configured
+	BrokerRack                        string // "": none
 
 	// Listeners are the addresses to bind. AdvertisedListeners are what
 	// metadata tells clients: advertised.listeners if set, else a copy of
@@ -153,6 +157,8 @@ func ResolveBroker(b BrokerLayers) (Broker, error) {
 		c.Roles.Controller = c.Roles.Controller || r == "controller"
 	}
 	c.ControllerQuorumVoters, _ = parseVoters(get("controller.quorum.voters"))
+	c.ControllerQuorumElectionTimeoutMs = i32(get("controller.quorum.election.timeout.ms"))
+	c.ControllerQuorumFetchTimeoutMs = i32(get("controller.quorum.fetch.timeout.ms"))
 	c.ClusterID = get("cluster.id")
 	c.BrokerRack = get("broker.rack")
 	c.HTTPListener = get("runnel.http.listener")
