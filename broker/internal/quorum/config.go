@@ -35,7 +35,8 @@ type Config struct {
 	Dir string
 	// Listener, when set, is the already bound controller listener (tests
 	// bind port 0 first to learn their voter addresses). Otherwise Open
-	// listens on this node's voter address.
+	// listens on this node's voter address. Open owns it, also when it
+	// fails.
 	Listener net.Listener
 
 	// ElectionTimeout is controller.quorum.election.timeout.ms (1s);
@@ -54,9 +55,9 @@ type Config struct {
 	TrailingLogs      uint64
 
 	Logger *slog.Logger
-	// RaftLogLevel is the level of hashicorp/raft's own log lines passed
-	// on to Logger (default warn; its info lines are chatty).
-	RaftLogLevel slog.Level
+	// RaftLogLevel is the lowest level of hashicorp/raft's own log lines
+	// passed on to Logger (nil: warn; its info lines are chatty).
+	RaftLogLevel slog.Leveler
 }
 
 // Errors from Open's validation.
@@ -72,7 +73,7 @@ func (c *Config) validate() (standalone bool, err error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.RaftLogLevel == 0 {
+	if c.RaftLogLevel == nil {
 		c.RaftLogLevel = slog.LevelWarn
 	}
 	def := func(d *time.Duration, v time.Duration) {
@@ -172,7 +173,8 @@ func parseServerID(id raft.ServerID) int32 {
 // newRaftLogger passes raft's hclog lines to slog. hclog has no slog
 // bridge in the version raft pins, so its text output is forwarded line by
 // line.
-func newRaftLogger(l *slog.Logger, level slog.Level) hclog.Logger {
+func newRaftLogger(l *slog.Logger, leveler slog.Leveler) hclog.Logger {
+	level := leveler.Level()
 	hl := hclog.Warn
 	switch {
 	case level <= slog.LevelDebug:

@@ -101,7 +101,14 @@ func (q *Quorum) serveForward(c net.Conn) {
 		return
 	}
 	c.SetReadDeadline(time.Time{})
-	index, err := q.applyAsLeader(cmd)
+	var index uint64
+	var recs []metadata.Record
+	if err = json.Unmarshal(cmd, &recs); err != nil {
+		// Refused before it reaches the log.
+		err = fmt.Errorf("%w: forwarded proposal: %v", metadata.ErrBadRecord, err)
+	} else {
+		index, err = q.applyAsLeader(cmd)
+	}
 	if errors.Is(err, ErrClosed) {
 		// The entry may be in the leader's log already; for the follower
 		// this is a lost leader, not a closed quorum.

@@ -32,8 +32,14 @@ type Quorum struct {
 
 	mu struct {
 		sync.Mutex
-		closed   bool
-		onLeader []func(leader bool)
+		closed bool
+	}
+	// leading is held while leadership callbacks run, so a callback
+	// registered late is told the current state in order with the rest.
+	leading struct {
+		sync.Mutex
+		leader bool
+		fns    []func(leader bool)
 	}
 }
 
@@ -66,6 +72,9 @@ func Open(cfg Config) (*Quorum, error) {
 	defer func() {
 		if !ok {
 			q.closeStores()
+			if q.mux == nil && cfg.Listener != nil {
+				cfg.Listener.Close()
+			}
 		}
 	}()
 	q.store, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(cfg.Dir, "raft.db")})
@@ -142,12 +151,12 @@ func (q *Quorum) notifyLoop() {
 		select {
 		case leader := <-q.notify:
 			q.logger.Info("quorum: leadership changed", "node", q.cfg.NodeID, "leader", leader)
-			q.mu.Lock()
-			fns := q.mu.onLeader
-			q.mu.Unlock()
-			for _, fn := range fns {
+			q.leading.Lock()
+			q.leading.leader = leader
+			for _, fn := range q.leading.fns {
 				fn(leader)
 			}
+			q.leading.Unlock()
 		case <-q.closing:
 			return
 		}
@@ -156,13 +165,17 @@ func (q *Quorum) notifyLoop() {
 
 // OnLeadership registers fn to be told when this node becomes the leader
 // (true) and stops being it (false): the active controller's start and
-// end. Calls come one at a time from one goroutine, in order; fn must
-// return quickly (start work elsewhere). No final false is delivered on
-// Close.
+// end. If this node leads already, fn(true) is called before OnLeadership
+// returns. Calls happen one at a time, in order; fn must return quickly
+// (raft's leader loop waits for it: start work elsewhere) and must not
+// call OnLeadership. No final false is delivered on Close.
 func (q *Quorum) OnLeadership(fn func(leader bool)) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.mu.onLeader = append(q.mu.onLeader, fn)
+	q.leading.Lock()
+	defer q.leading.Unlock()
+	q.leading.fns = append(q.leading.fns, fn)
+	if q.leading.leader {
+		fn(true)
+	}
 }
 
 // Image returns the current metadata image. It never changes once

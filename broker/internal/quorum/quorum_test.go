@@ -119,12 +119,27 @@ func TestLeaderFailoverAndCatchUpFromLog(t *testing.T) {
 	if err := c.nodes[c.follower(old)].Propose(ctx, topic("before")); err != nil {
 		t.Fatal(err)
 	}
-	leaderChanges := make(chan bool, 8)
-	c.nodes[old].OnLeadership(func(l bool) { leaderChanges <- l })
+	changes := make([]chan bool, len(c.nodes))
+	for i, q := range c.nodes {
+		changes[i] = make(chan bool, 8)
+		q.OnLeadership(func(l bool) { changes[i] <- l })
+	}
+	// Registered after the election, the leader is told at once.
+	if l := <-changes[old]; !l {
+		t.Fatal("the leader's first leadership callback said false")
+	}
 	c.stop(old)
 	next := c.leader()
 	if next == old {
 		t.Fatal("a closed node is the leader")
+	}
+	select {
+	case l := <-changes[next]:
+		if !l {
+			t.Fatal("the new leader was told false")
+		}
+	case <-time.After(waitDeadline):
+		t.Fatal("the new leader's callback was not called")
 	}
 	for i, q := range c.nodes {
 		if q != nil {
@@ -283,6 +298,8 @@ func TestNoQuorum(t *testing.T) {
 				}
 			}
 			q := c.nodes[kept]
+			changes := make(chan bool, 8)
+			q.OnLeadership(func(l bool) { changes <- l })
 			before := q.Image()
 			pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
@@ -303,8 +320,18 @@ func TestNoQuorum(t *testing.T) {
 			if q.Image() != before {
 				t.Fatal("the image changed without a quorum")
 			}
-			if q.IsLeader() && keep == "leader" {
-				waitFor(t, "the lone leader to step down", func() bool { return !q.IsLeader() })
+			if keep == "leader" {
+				// It was told it led, and then that it stepped down.
+				for _, want := range []bool{true, false} {
+					select {
+					case l := <-changes:
+						if l != want {
+							t.Fatalf("leadership callback %v, want %v", l, want)
+						}
+					case <-time.After(waitDeadline):
+						t.Fatalf("no leadership callback %v", want)
+					}
+				}
 			}
 		})
 	}
