@@ -62,8 +62,8 @@ func ReadSnapshot(r io.Reader) (*Image, error) {
 		im.Brokers[b.ID] = b
 	}
 	for _, t := range s.Topics {
-		if t == nil || im.Topics[t.Name] != nil {
-			return nil, fmt.Errorf("%w: snapshot topic missing or repeated", ErrBadRecord)
+		if t == nil || im.Topics[t.Name] != nil || im.TopicsByID[t.ID] != nil {
+			return nil, fmt.Errorf("%w: snapshot topic missing, or its name or id repeated", ErrBadRecord)
 		}
 		im.Topics[t.Name] = t
 		im.TopicsByID[t.ID] = t

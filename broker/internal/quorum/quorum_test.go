@@ -128,6 +128,7 @@ func TestLeaderFailoverAndCatchUpFromLog(t *testing.T) {
 	if l := <-changes[old]; !l {
 		t.Fatal("the leader's first leadership callback said false")
 	}
+	stopped := time.Now()
 	c.stop(old)
 	next := c.leader()
 	if next == old {
@@ -145,6 +146,10 @@ func TestLeaderFailoverAndCatchUpFromLog(t *testing.T) {
 		if q != nil {
 			if err := q.Propose(ctx, topic("after-"+strconv.Itoa(i))); err != nil {
 				t.Fatalf("node %d after failover: %v", i+1, err)
+			}
+			if stopped != (time.Time{}) {
+				t.Logf("failover: %v from closing the leader to the first commit (fetch/election timeouts 300ms)", time.Since(stopped))
+				stopped = time.Time{}
 			}
 		}
 	}
