@@ -40,6 +40,10 @@ func TestControllerPortBadInput(t *testing.T) {
 	closed("oversized forward frame", []byte{kindForward, 0xff, 0xff, 0xff, 0xff})
 	closed("truncated forward frame", []byte{kindForward, 0, 0, 0, 9, '['})
 
+	// After a Sync the leader's own entries (configuration, no-op) are in.
+	if err := c.nodes[0].Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
 	last := c.nodes[0].raft.LastIndex()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
