@@ -25,7 +25,7 @@ const waitDeadline = 30 * time.Second
 // cluster is n voters on loopback, each with its own directory, that a
 // test starts and stops one by one.
 type cluster struct {
-	t      *testing.T
+	t      testing.TB
 	voters []configs.Voter
 	dirs   []string
 	nodes  []*Quorum // nil while down
@@ -43,7 +43,7 @@ type cluster struct {
 // newCluster binds n free loopback ports (kept bound, and handed to the
 // first Open of each node, so no other process can take them) and starts
 // every node.
-func newCluster(t *testing.T, n int, tune func(*Config)) *cluster {
+func newCluster(t testing.TB, n int, tune func(*Config)) *cluster {
 	t.Helper()
 	c := &cluster{t: t, tune: tune, nodes: make([]*Quorum, n), lns: make([]net.Listener, n)}
 	c.mu.applied = make([][]*metadata.Image, n)
@@ -187,7 +187,7 @@ func contains(s []int, v int) bool {
 	return false
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitDeadline)
 	for !cond() {
@@ -198,7 +198,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), waitDeadline)
 	t.Cleanup(cancel)
 	return ctx
