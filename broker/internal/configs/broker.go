@@ -110,7 +110,8 @@ func ParseBroker(settings map[string]string) (Broker, error) {
 // version); invalid values of Dynamic keys are errors. Cross-key checks:
 // listener names unique and in listener.security.protocol.map,
 // advertised.listeners a subset of listeners without 0.0.0.0 or port 0,
-// node.id among controller.quorum.voters when this node is a controller,
+// node.id among controller.quorum.voters when this node is a controller and
+// its voter port not bound by a listener,
 // group.min.session.timeout.ms <= group.max.session.timeout.ms, and the
 // topic defaults must resolve (ResolveTopic).
 func ResolveBroker(b BrokerLayers) (Broker, error) {
@@ -244,6 +245,17 @@ func ResolveBroker(b BrokerLayers) (Broker, error) {
 	if c.Roles.Controller && len(c.ControllerQuorumVoters) > 0 &&
 		!slices.ContainsFunc(c.ControllerQuorumVoters, func(v Voter) bool { return v.ID == c.NodeID }) {
 		invalid("node.id %d must be one of controller.quorum.voters when process.roles includes controller", c.NodeID)
+	}
+	for _, v := range c.ControllerQuorumVoters {
+		if v.ID != c.NodeID || !c.Roles.Controller {
+			continue
+		}
+		// This node binds its voter address for the quorum's transport.
+		for _, l := range c.Listeners {
+			if l.Port == v.Port && (l.Host == "" || l.Host == v.Host) {
+				invalid("controller.quorum.voters gives node %d the port %d, which listener %s binds too", v.ID, v.Port, l.Name)
+			}
+		}
 	}
 	if c.GroupMinSessionTimeoutMs > c.GroupMaxSessionTimeoutMs {
 		invalid("group.min.session.timeout.ms (%d) must not exceed group.max.session.timeout.ms (%d)",
