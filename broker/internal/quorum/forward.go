@@ -155,6 +155,9 @@ func (q *Quorum) forward(ctx context.Context, addr string, cmd []byte) (uint64, 
 // lostForward is the error once the request may have reached the leader:
 // it may still commit, so it must not be retried.
 func (q *Quorum) lostForward(ctx context.Context, addr string, err error) error {
+	if q.isClosed() {
+		return ErrClosed // Close closed the connection
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: forwarded to %s: %w", ErrNotCommitted, addr, ctx.Err())
 	}

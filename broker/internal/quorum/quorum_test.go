@@ -361,4 +361,3 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 }
-
