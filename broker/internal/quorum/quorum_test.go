@@ -361,3 +361,19 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 }
+
+// Five voters tolerate two down: with the leader and another voter
+// closed, a proposal from a remaining follower commits on the three left.
+func TestFiveVotersToleratesTwoDown(t *testing.T) {
+	c := newCluster(t, 5, nil)
+	ctx := ctxT(t)
+	leader := c.leader()
+	other := c.follower(leader)
+	c.stop(leader)
+	c.stop(other)
+	q := c.nodes[c.follower(c.leader())]
+	if err := q.Propose(ctx, topic("a")); err != nil {
+		t.Fatal(err)
+	}
+	c.converged(q.Image())
+}
