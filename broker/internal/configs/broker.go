@@ -26,8 +26,12 @@ type Broker struct {
 	NodeID                 int32
 	Roles                  Roles
 	ControllerQuorumVoters []Voter // empty: this node alone
-	ClusterID              string  // "": not configured
-	BrokerRack             string  // "": none
+	// ControllerQuorumElectionTimeoutMs and ControllerQuorumFetchTimeoutMs
+	// are the metadata quorum's Raft election and heartbeat timeouts.
+	ControllerQuorumElectionTimeoutMs int32
+	ControllerQuorumFetchTimeoutMs    int32
+	ClusterID                         string // "": not configured
+	BrokerRack                        string // "": none
 
 	// Listeners are the addresses to bind. AdvertisedListeners are what
 	// metadata tells clients: advertised.listeners if set, else a copy of
@@ -106,7 +110,8 @@ func ParseBroker(settings map[string]string) (Broker, error) {
 // version); invalid values of Dynamic keys are errors. Cross-key checks:
 // listener names unique and in listener.security.protocol.map,
 // advertised.listeners a subset of listeners without 0.0.0.0 or port 0,
-// node.id among controller.quorum.voters when this node is a controller,
+// node.id among controller.quorum.voters when this node is a controller and
+// its voter port not bound by a listener,
 // group.min.session.timeout.ms <= group.max.session.timeout.ms, and the
 // topic defaults must resolve (ResolveTopic).
 func ResolveBroker(b BrokerLayers) (Broker, error) {
@@ -153,6 +158,8 @@ func ResolveBroker(b BrokerLayers) (Broker, error) {
 		c.Roles.Controller = c.Roles.Controller || r == "controller"
 	}
 	c.ControllerQuorumVoters, _ = parseVoters(get("controller.quorum.voters"))
+	c.ControllerQuorumElectionTimeoutMs = i32(get("controller.quorum.election.timeout.ms"))
+	c.ControllerQuorumFetchTimeoutMs = i32(get("controller.quorum.fetch.timeout.ms"))
 	c.ClusterID = get("cluster.id")
 	c.BrokerRack = get("broker.rack")
 	c.HTTPListener = get("runnel.http.listener")
@@ -238,6 +245,17 @@ func ResolveBroker(b BrokerLayers) (Broker, error) {
 	if c.Roles.Controller && len(c.ControllerQuorumVoters) > 0 &&
 		!slices.ContainsFunc(c.ControllerQuorumVoters, func(v Voter) bool { return v.ID == c.NodeID }) {
 		invalid("node.id %d must be one of controller.quorum.voters when process.roles includes controller", c.NodeID)
+	}
+	for _, v := range c.ControllerQuorumVoters {
+		if v.ID != c.NodeID || !c.Roles.Controller {
+			continue
+		}
+		// This node binds its voter address for the quorum's transport.
+		for _, l := range c.Listeners {
+			if l.Port == v.Port && (l.Host == "" || l.Host == v.Host) {
+				invalid("controller.quorum.voters gives node %d the port %d, which listener %s binds too", v.ID, v.Port, l.Name)
+			}
+		}
 	}
 	if c.GroupMinSessionTimeoutMs > c.GroupMaxSessionTimeoutMs {
 		invalid("group.min.session.timeout.ms (%d) must not exceed group.max.session.timeout.ms (%d)",

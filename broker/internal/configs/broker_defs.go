@@ -25,6 +25,10 @@ var brokerTable = newTable(true, []*Def{
 		_, err := parseVoters(v)
 		return err
 	}), "The metadata quorum's voters as id@host:port. Empty: this node alone (single-node cluster)."),
+	newDef("controller.quorum.election.timeout.ms", Int, "1000", atLeast(1),
+		"How long a candidate of the metadata quorum waits for votes before it starts a new election."),
+	newDef("controller.quorum.fetch.timeout.ms", Int, "2000", atLeast(1),
+		"How long a voter goes without hearing from the quorum's leader before it becomes a candidate."),
 	// Kafka keeps the cluster id in meta.properties, written by
 	// kafka-storage format; Runnel lets the config set it.
 	newDef("cluster.id", String, null, custom("1 to 64 of [a-zA-Z0-9_-]", validClusterID),

@@ -118,6 +118,8 @@ func TestParseBrokerErrors(t *testing.T) {
 			[]string{"process.roles must name broker, controller or both"}, ErrInvalidConfig},
 		{"controller not a voter", map[string]string{"controller.quorum.voters": "2@h:9093"},
 			[]string{"node.id 1 must be one of controller.quorum.voters when process.roles includes controller"}, ErrInvalidConfig},
+		{"voter port is a listener's", map[string]string{"controller.quorum.voters": "1@h:9092"},
+			[]string{"controller.quorum.voters gives node 1 the port 9092, which listener PLAINTEXT binds too"}, ErrInvalidConfig},
 		{"session timeouts", map[string]string{"group.min.session.timeout.ms": "10", "group.max.session.timeout.ms": "5"},
 			[]string{"group.min.session.timeout.ms (10) must not exceed group.max.session.timeout.ms (5)"}, ErrInvalidConfig},
 		{"compaction lags", map[string]string{"log.cleaner.min.compaction.lag.ms": "10", "log.cleaner.max.compaction.lag.ms": "5"},

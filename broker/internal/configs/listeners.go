@@ -112,6 +112,7 @@ func (v Voter) Addr() string { return net.JoinHostPort(v.Host, strconv.Itoa(v.Po
 func parseVoters(v string) ([]Voter, error) {
 	var out []Voter
 	seen := map[int32]bool{}
+	seenAddr := map[string]int32{}
 	for _, it := range splitList(v) {
 		id, addr, ok := strings.Cut(it, "@")
 		if !ok {
@@ -133,7 +134,15 @@ func parseVoters(v string) ([]Voter, error) {
 			return nil, fmt.Errorf("voter id %d appears twice", n)
 		}
 		seen[int32(n)] = true
-		out = append(out, Voter{ID: int32(n), Host: host, Port: p})
+		vt := Voter{ID: int32(n), Host: host, Port: p}
+		// Two voters on one address would be one Raft transport endpoint
+		// counted twice toward the quorum.
+		a := strings.ToLower(vt.Addr())
+		if other, dup := seenAddr[a]; dup {
+			return nil, fmt.Errorf("voters %d and %d both use %s", other, n, vt.Addr())
+		}
+		seenAddr[a] = int32(n)
+		out = append(out, vt)
 	}
 	return out, nil
 }

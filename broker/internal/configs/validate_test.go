@@ -63,6 +63,7 @@ func TestNormalize(t *testing.T) {
 		{key: "listener.security.protocol.map", in: "A:PLAINTEXT,B:TLS", err: true, want: `invalid value "A:PLAINTEXT,B:TLS" for config listener.security.protocol.map: protocol "TLS" of B must be one of: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL`},
 		{key: "controller.quorum.voters", in: "1@a:9093,2@b:9093", want: "1@a:9093,2@b:9093"},
 		{key: "controller.quorum.voters", in: "1@a:9093,1@b:9093", err: true, want: `invalid value "1@a:9093,1@b:9093" for config controller.quorum.voters: voter id 1 appears twice`},
+		{key: "controller.quorum.voters", in: "1@a:9093,2@A:9093", err: true, want: `invalid value "1@a:9093,2@A:9093" for config controller.quorum.voters: voters 1 and 2 both use A:9093`},
 		{key: "controller.quorum.voters", in: "a:9093", err: true, want: `invalid value "a:9093" for config controller.quorum.voters: "a:9093" must look like id@host:port`},
 		{key: "runnel.http.listener", in: "", want: ""},
 		{key: "runnel.http.listener", in: "127.0.0.1:0", want: "127.0.0.1:0"},

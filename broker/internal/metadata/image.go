@@ -4,9 +4,10 @@
 // The image is immutable: every change produces a new *Image, published
 // atomically, so request handlers read a consistent snapshot without locks.
 // Changes are Records, appended to a journal and then applied. Today the
-// journal is a local file (Journal); with the controller quorum it becomes a
-// Raft log whose FSM applies the same Records in the same way, so nothing
-// above this package changes.
+// server's journal is a local file (Store); the controller quorum
+// (broker/internal/quorum) is a Raft log whose FSM applies the same Records
+// in the same way, and snapshots the image with WriteSnapshot, so the
+// server switches from one to the other without changes above this package.
 package metadata
 
 import (

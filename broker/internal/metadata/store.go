@@ -176,12 +176,14 @@ func replay(data []byte) (*Image, int64, error) {
 func (s *Store) Image() *Image { return s.image.Load() }
 
 // Watch registers fn to be called after every change, with the images before
-// and after. Calls happen in order, one at a time, while proposals wait: fn
-// must not call Propose.
-func (s *Store) Watch(fn func(old, new *Image)) {
+// and after, and returns the image those changes start from (the same shape
+// as quorum.Quorum.Watch). Calls happen in order, one at a time, while
+// proposals wait: fn must not call Propose.
+func (s *Store) Watch(fn func(old, new *Image)) *Image {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mu.watchers = append(s.mu.watchers, fn)
+	return s.image.Load()
 }
 
 // Propose applies recs, all or none: if any record does not apply, nothing
