@@ -11,7 +11,7 @@ func FuzzLoad(f *testing.F) {
 	o := offsetRecord("g", "t", 3, &committed{offset: 5, leaderEpoch: 1, metadata: "m", commitTime: time.UnixMilli(9)})
 	g := newGroup("g", time.UnixMilli(1))
 	g.protocolType, g.generation = "consumer", 2
-	gr := groupRecord(g, Config{})
+	gr := groupRecord(g, nil)
 	f.Add(o.Key, o.Value)
 	f.Add(gr.Key, gr.Value)
 	f.Add(gr.Key, []byte(nil))

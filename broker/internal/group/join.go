@@ -24,6 +24,12 @@ func joinError(req *kmsg.JoinGroupRequest, code *kerr.Error) *kmsg.JoinGroupResp
 // Join handles a JoinGroup. The answer goes to w, in this Output or a
 // later one.
 func (c *Coordinator) Join(now time.Time, w Waiter, cl Client, req *kmsg.JoinGroupRequest) Output {
+	out := c.join(now, w, cl, req)
+	c.seal(now, &out)
+	return out
+}
+
+func (c *Coordinator) join(now time.Time, w Waiter, cl Client, req *kmsg.JoinGroupRequest) Output {
 	var out Output
 	fail := func(code *kerr.Error) Output {
 		out.reply(w, joinError(req, code))
@@ -237,7 +243,7 @@ func (c *Coordinator) replaceStatic(now time.Time, g *group, oldID string, w Wai
 		same := g.selectProtocol() == g.protocol && (&member{protocols: oldProtocols}).matches(m.protocols)
 		if same && (!wasLeader || req.Version >= 9) {
 			g.stateTime = now
-			out.Records = append(out.Records, groupRecord(g, c.cfg))
+			out.Records = append(out.Records, groupRecord(g, nil))
 			resp := c.joinResponse(g, old)
 			resp.SkipAssignment = wasLeader
 			if !wasLeader {
@@ -333,7 +339,7 @@ func (c *Coordinator) completeJoin(now time.Time, g *group, out *Output) {
 	if len(g.members) == 0 {
 		g.protocol = ""
 		g.setState(Empty, now)
-		out.Records = append(out.Records, groupRecord(g, c.cfg))
+		out.Records = append(out.Records, groupRecord(g, nil))
 		return
 	}
 	g.protocol = g.selectProtocol()
