@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -29,11 +30,15 @@ import (
 // failing they return errorfs.ErrInjected; when held, the next one
 // signals entered and waits for release.
 type offsetsFaults struct {
-	failing atomic.Bool
-	held    atomic.Bool
-	entered chan struct{}
-	release chan struct{}
+	failing  atomic.Bool
+	held     atomic.Bool
+	entered  chan struct{}
+	release  chan struct{}
+	released sync.Once
 }
+
+// unhold lets a held fsync go on; calling it again is harmless.
+func (f *offsetsFaults) unhold() { f.released.Do(func() { close(f.release) }) }
 
 func newOffsetsFaults() *offsetsFaults {
 	return &offsetsFaults{entered: make(chan struct{}, 1), release: make(chan struct{})}
@@ -77,6 +82,7 @@ func startFaulty(t *testing.T, f *offsetsFaults, settings ...map[string]string) 
 	go func() { done <- b.Run(context.Background()) }()
 	t.Cleanup(func() {
 		f.failing.Store(false) // the other partitions sync at close
+		f.unhold()
 		if err := b.Close(); err != nil && !errors.Is(err, plog.ErrFailed) {
 			t.Errorf("close: %v", err)
 		}
@@ -244,7 +250,7 @@ func TestOffsetFetchRacingCommitSeesOnlyDurableOffsets(t *testing.T) {
 	if m := scrape(t, b); !strings.Contains(m, `runnel_broker_group_lag{group="g",partition="0",topic="t"} 15`) {
 		t.Errorf("lag during the commit's fsync is not 20-5:\n%s", grepLines(m, "runnel_broker_group_lag"))
 	}
-	close(f.release)
+	f.unhold()
 	var resp kmsg.OffsetCommitResponse
 	resp.Version = 9
 	committer.read(corr, &resp)
