@@ -31,9 +31,11 @@ const groupTickInterval = 50 * time.Millisecond
 // groupCoordinator is the thin IO shell around the deterministic
 // group.Coordinator cores: one core per __consumer_offsets partition, each
 // guarded by its shard's mutex. A request locks its group's shard, steps
-// the core, appends the records to the shard's partition (still under the
-// lock, so records land in the order the core made them), unlocks, and then
-// waits for the fsync before any reply goes out.
+// the core, appends the records to the shard's partition as one batch
+// (still under the lock, so records land in the order the core made them),
+// unlocks, waits for the fsync, reports the outcome to the core
+// (Coordinator.Written, under the lock again), and only then delivers the
+// replies.
 type groupCoordinator struct {
 	s          *Server
 	nextWaiter atomic.Uint64
