@@ -27,17 +27,19 @@
 // offsets take effect (of two commits of a partition, the later record
 // wins whichever completes first) and the group turns Stable and answers
 // its SyncGroups. On failure the previous offsets stay, and the waiting
-// SyncGroups get the error and the group rebalances. So a client never
-// hears of a state (an assignment, a commit) that a crash could lose, and
-// nobody reads one.
+// SyncGroups get the error and the group rebalances. A static member
+// replaced without a rebalance (KIP-345) hears of its new member id once
+// the group record is durable; if it fails it gets the error and the old
+// member id comes back, as in Kafka. So a client never hears of a state
+// (an assignment, a commit, a member id) that a crash could lose, and
+// nobody reads a commit that could be lost.
 //
 // Other records take effect at once, before their write, as in Kafka's
 // classic coordinator: tombstones of deletions and expiry (a deletion
-// also drops the commits in flight that its tombstones follow), the group
-// record of a group left empty, and of a static member replaced without a
-// rebalance. If such a write fails the owner's log is failed for good
-// (an fsync error) or the records were refused whole; a restart reloads
-// what is durable.
+// also drops the commits in flight that its tombstones follow) and the
+// group record of a group left empty. If such a write fails the owner's
+// log is failed for good (an fsync error) or the records were refused
+// whole; a restart reloads what is durable.
 //
 // JoinGroup and SyncGroup answers may come later than their request: the
 // caller names each such request with a [Waiter] and the answer arrives in

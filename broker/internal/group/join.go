@@ -224,6 +224,7 @@ func (c *Coordinator) replaceStatic(now time.Time, g *group, oldID string, w Wai
 	old.joinWaiters, old.syncWaiters = nil, nil
 	wasLeader := g.leader == oldID
 	oldProtocols := old.protocols
+	was := *old // for a revert if the group record fails (Stable below)
 	old.id = m.id
 	old.clientID, old.clientHost = m.clientID, m.clientHost
 	old.sessionTimeout, old.rebalanceTimeout = m.sessionTimeout, m.rebalanceTimeout
@@ -242,6 +243,8 @@ func (c *Coordinator) replaceStatic(now time.Time, g *group, oldID string, w Wai
 		// it would otherwise assign from an empty member list.
 		same := g.selectProtocol() == g.protocol && (&member{protocols: oldProtocols}).matches(m.protocols)
 		if same && (!wasLeader || req.Version >= 9) {
+			// The answer waits for the group record (Written); if it
+			// fails the old member id comes back, as in Kafka.
 			g.stateTime = now
 			out.Records = append(out.Records, groupRecord(g, nil))
 			resp := c.joinResponse(g, old)
@@ -249,7 +252,7 @@ func (c *Coordinator) replaceStatic(now time.Time, g *group, oldID string, w Wai
 			if !wasLeader {
 				resp.Members = nil
 			}
-			out.reply(w, resp)
+			c.stage().static = &pendingStatic{g: g, m: old, was: was, wasLeader: wasLeader, w: w, resp: resp}
 			return
 		}
 		old.joinWaiters = []Waiter{w}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // WriteID names the records of one Output. IDs grow in the order the
@@ -17,6 +18,7 @@ type WriteID uint64
 type pendingWrite struct {
 	offsets []*pendingOffset
 	sync    *pendingSync
+	static  *pendingStatic
 }
 
 // pendingOffset is one committed offset waiting for its record.
@@ -35,6 +37,17 @@ type pendingSync struct {
 	g          *group
 	generation int32
 	assignment map[string][]byte
+}
+
+// pendingStatic is a static member replaced without a rebalance, waiting
+// for its group record before the new member hears of it.
+type pendingStatic struct {
+	g         *group
+	m         *member // the member, now under its new id
+	was       member  // the member as it was
+	wasLeader bool
+	w         Waiter
+	resp      *kmsg.JoinGroupResponse
 }
 
 // stage returns the pending state of the call in progress.
@@ -104,6 +117,9 @@ func (c *Coordinator) apply(now time.Time, p *pendingWrite, failure *kerr.Error,
 		}
 		g.offsets[po.topic][po.partition] = po.o
 	}
+	if s := p.static; s != nil {
+		c.applyStatic(s, failure, out)
+	}
 	if s := p.sync; s != nil {
 		g := s.g
 		// The group may have moved on (a member joined or left) while the
@@ -131,6 +147,33 @@ func (c *Coordinator) apply(now time.Time, p *pendingWrite, failure *kerr.Error,
 			m.syncWaiters = nil
 		}
 	}
+}
+
+// applyStatic answers the JoinGroup of a static member's replacement: as
+// prepared once its record is durable; on failure, as Kafka, with the
+// error and no member id, and the member goes back to its old id (unless
+// the group moved on and it is gone or replaced again).
+func (c *Coordinator) applyStatic(s *pendingStatic, failure *kerr.Error, out *Output) {
+	if failure == nil {
+		out.reply(s.w, s.resp)
+		return
+	}
+	g, m := s.g, s.m
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.ErrorCode, resp.Generation, resp.LeaderID = failure.Code, g.generation, g.leader
+	pt, p := g.protocolType, g.protocol
+	resp.ProtocolType, resp.Protocol = &pt, &p
+	if c.groups[g.id] == g && g.member(m.id) == m && g.statics[m.instanceID] == m.id {
+		newID := m.id
+		m.id, m.clientID, m.clientHost = s.was.id, s.was.clientID, s.was.clientHost
+		m.sessionTimeout, m.rebalanceTimeout, m.protocols = s.was.sessionTimeout, s.was.rebalanceTimeout, s.was.protocols
+		g.statics[m.instanceID] = m.id
+		if s.wasLeader && g.leader == newID {
+			g.leader = m.id
+		}
+		resp.LeaderID = g.leader
+	}
+	out.reply(s.w, resp)
 }
 
 // failSync answers every waiting SyncGroup of g with code, forgets the
