@@ -23,8 +23,8 @@ func (c *Coordinator) CommitOffsets(now time.Time, req *kmsg.OffsetCommitRequest
 	resp, out := c.commitOffsets(now, req, exists)
 	out.Atomic = len(out.Records) > 0
 	c.seal(now, &out)
-	if out.Write != 0 {
-		for _, po := range c.pending[out.Write].offsets {
+	if p := c.pending[out.Write]; p != nil {
+		for _, po := range p.offsets {
 			po.o.write = out.Write
 		}
 	}

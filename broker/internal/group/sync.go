@@ -79,8 +79,9 @@ func (c *Coordinator) sync(now time.Time, w Waiter, req *kmsg.SyncGroupRequest) 
 		c.failSync(now, g, kerr.UnknownServerError, &out)
 		return out
 	}
-	// As Kafka: the group stays CompletingRebalance, and the members hear
-	// of the assignment, once the record is durable (Written).
+	// As Kafka: the group stays CompletingRebalance until the record is
+	// durable (Written); only then does it turn Stable and do its members
+	// hear their assignments.
 	out.Records = append(out.Records, rec)
 	c.stage().sync = &pendingSync{g: g, generation: g.generation, assignment: assign}
 	return out

@@ -245,12 +245,16 @@ func (sh *groupShard) step(w group.Waiter, fn func(c *group.Coordinator) group.O
 	var err error
 	if len(out.Records) > 0 {
 		if err = sh.appendLocked(out); err != nil {
-			more := sh.mu.core.Written(sh.gc.s.now(), out.Write, groupWriteError(err, false))
-			out.Replies = append(out.Replies, more.Replies...)
-			if len(more.Records) > 0 {
-				// A failure that itself needs writing: it would only fail
-				// again, the log being the same; drop it.
-				sh.gc.s.logger.Error("dropping group records after a failed write", "partition", sh.part.Index, "records", len(more.Records))
+			now, code := sh.gc.s.now(), groupWriteError(err, false)
+			for w := out.Write; w != 0; {
+				more := sh.mu.core.Written(now, w, code)
+				out.Replies = append(out.Replies, more.Replies...)
+				if w = more.Write; w != 0 {
+					// Records the failure itself made (none today): the
+					// log just refused a write, so they count as failed
+					// too rather than being tried.
+					sh.gc.s.logger.Error("dropping group records after a failed write", "partition", sh.part.Index, "records", len(more.Records))
+				}
 			}
 		}
 	}
