@@ -199,8 +199,7 @@ func (g *group) load(now time.Time, val *kmsg.GroupMetadataValue) {
 }
 
 // Loaded ends the load: as Kafka, a group loaded with more members than
-// group.max.size (the setting may have changed) rebalances, so members
-// beyond the limit are turned away when they rejoin.
+// group.max.size (the setting may have changed) rebalances at once.
 func (c *Coordinator) Loaded(now time.Time) Output {
 	var out Output
 	for _, g := range c.sortedGroups() {
