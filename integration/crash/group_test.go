@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,8 +34,8 @@ const (
 // and commits after every poll, and a group without members that kadm
 // commits to in a loop — then SIGKILLs the broker and the member and
 // restarts the broker on the same data directory. The restarted broker
-// must list both groups and describe the consumer group (as it was, or
-// Empty with its protocol type: see below), return from OffsetFetch
+// must list both groups and describe the consumer group as it was
+// (Stable, with its member, as Kafka loads it), return from OffsetFetch
 // exactly the offsets acknowledged before the kill (or the one commit in
 // flight at the kill), and a new member of the consumer group must start
 // at the committed offsets.
@@ -123,24 +124,23 @@ func TestSIGKILLKeepsGroupsAndOffsets(t *testing.T) {
 	adm2 := newAdmin(t, b2.addr)
 	defer adm2.Close()
 
-	// The broker knows both groups: the consumer group by its protocol
-	// type, with its members as they were (Kafka: the group loads
-	// Stable and the members' sessions start again) or without them
-	// (Runnel's choice, broker/internal/group/doc.go: a group loads
-	// Empty with its offsets and its members rejoin).
+	// The broker knows both groups, and the consumer group as Kafka's
+	// coordinator loads it: Stable, with the generation's member (id,
+	// client id, assignment) as it was before the kill; the member's
+	// session starts again at the load.
 	listed, err := adm2.ListGroups(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lg, ok := listed[liveGroup]; !ok || lg.ProtocolType != "consumer" {
-		t.Errorf("ListGroups after the restart: %v; want %s with protocol type consumer", listed, liveGroup)
+	if lg, ok := listed[liveGroup]; !ok || lg.ProtocolType != "consumer" || lg.State != "Stable" {
+		t.Errorf("ListGroups after the restart: %v; want %s Stable with protocol type consumer", listed, liveGroup)
 	}
 	if _, ok := listed[simpleGroup]; !ok {
 		t.Errorf("ListGroups after the restart: %v, missing %s", listed.Groups(), simpleGroup)
 	}
 	after := describe(t, ctx, adm2, liveGroup)
-	if after != before && after != "state=Empty protocolType=consumer protocol= members=[]" {
-		t.Errorf("group %s after the restart:\n  %s\nbefore the kill:\n  %s\nwant either, or Empty with protocol type consumer", liveGroup, after, before)
+	if after != before || !strings.HasPrefix(before, "state=Stable ") {
+		t.Errorf("group %s after the restart:\n  %s\nbefore the kill:\n  %s\nwant it as it was, Stable", liveGroup, after, before)
 	}
 	t.Logf("group %s after the restart: %s", liveGroup, after)
 	if d := describe(t, ctx, adm2, simpleGroup); d != "state=Empty protocolType= protocol= members=[]" {
@@ -171,7 +171,8 @@ func TestSIGKILLKeepsGroupsAndOffsets(t *testing.T) {
 		t.FailNow()
 	}
 
-	// A new member of the consumer group resumes at the committed offsets.
+	// A new member of the consumer group resumes at the committed offsets,
+	// once the killed member's session (restarted at the load) expires.
 	produceN(t, ctx, b2.addr, 100)
 	newcomer := groupmember.Start(groupmember.Config{
 		Name: "live-2", Seeds: []string{b2.addr}, Group: liveGroup, Topic: groupTopic,

@@ -28,8 +28,15 @@ import (
 //	describe group=G
 //	list
 //	advance DURATION            (moves the clock and ticks)
+//	written write=N [error=CODE] (reports a held write: durable, or failed)
+//	restart                     (a new coordinator loads the durable records)
 //
 // Each command prints the replies it produced (w<N>: ...) and the records.
+// A command's records are written at once (Written with no error) and the
+// replies that brings are printed with the command's own, unless the
+// command says hold: then it prints "write=N pending" and the write stays
+// pending until a written command. Records whose write failed are not in
+// the log that restart loads.
 func TestDataDriven(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		start := time.UnixMilli(1_000_000)
@@ -45,6 +52,30 @@ func TestDataDriven(t *testing.T) {
 				c = New(cfg)
 			}
 			return c
+		}
+		// The partition's log: each write's records, in append order.
+		type write struct {
+			id     WriteID
+			recs   []Record
+			failed bool
+		}
+		var wal []*write
+		// settle writes out's records and, unless held, reports them
+		// written, merging what that brings into out.
+		var settle func(out *Output, hold bool) (held WriteID)
+		settle = func(out *Output, hold bool) WriteID {
+			if out.Write == 0 {
+				return 0
+			}
+			wal = append(wal, &write{id: out.Write, recs: out.Records})
+			if hold {
+				return out.Write
+			}
+			more := coord().Written(now, out.Write, nil)
+			settle(&more, false)
+			out.Replies = append(out.Replies, more.Replies...)
+			out.Records = append(out.Records, more.Records...)
+			return 0
 		}
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			args := map[string]string{}
@@ -76,6 +107,7 @@ func TestDataDriven(t *testing.T) {
 			}
 			var out Output
 			var b strings.Builder
+			_, hold := args["hold"]
 			switch d.Cmd {
 			case "config":
 				ms := func(k string, dst *time.Duration) {
@@ -239,8 +271,46 @@ func TestDataDriven(t *testing.T) {
 				now = now.Add(dur)
 				out = coord().Tick(now)
 				fmt.Fprintf(&b, "t=%s\n", now.Sub(start))
+			case "written":
+				id := WriteID(num("write", 0))
+				var failure *kerr.Error
+				if name, ok := args["error"]; ok {
+					failure = errorNamed(name)
+					if failure == nil {
+						d.Fatalf(t, "unknown error %s", name)
+					}
+					for _, w := range wal {
+						if w.id == id {
+							w.failed = true
+						}
+					}
+				}
+				out = coord().Written(now, id, failure)
+			case "restart":
+				// Member ids stay unique across the restart, as the
+				// broker's random ones are.
+				ids := coord().nextID
+				c = New(cfg)
+				c.nextID = ids
+				n := 0
+				for _, w := range wal {
+					if w.failed {
+						continue
+					}
+					for _, r := range w.recs {
+						if err := c.Load(now, r.Key, r.Value); err != nil {
+							d.Fatalf(t, "load: %v", err)
+						}
+						n++
+					}
+				}
+				fmt.Fprintf(&b, "loaded %d records\n", n)
+				out = c.Loaded(now)
 			default:
 				d.Fatalf(t, "unknown command %s", d.Cmd)
+			}
+			if w := settle(&out, hold); w != 0 {
+				fmt.Fprintf(&b, "write=%d pending\n", w)
 			}
 			printOutput(&b, out)
 			return b.String()
@@ -253,6 +323,16 @@ func codeName(code int16) string {
 		return "NONE"
 	}
 	return kerr.ErrorForCode(code).(*kerr.Error).Message
+}
+
+// errorNamed returns the Kafka error whose name is name, or nil.
+func errorNamed(name string) *kerr.Error {
+	for code := int16(1); code < 200; code++ {
+		if e, ok := kerr.ErrorForCode(code).(*kerr.Error); ok && e.Message == name {
+			return e
+		}
+	}
+	return nil
 }
 
 func errName(e *kerr.Error) string {

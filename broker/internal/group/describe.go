@@ -76,6 +76,12 @@ func (c *Coordinator) Offsets(groupID string) map[string]map[int32]int64 {
 // SyncGroup deadline (removing members that did not sync), expired
 // sessions and KIP-394 member ids, and offset expiry.
 func (c *Coordinator) Tick(now time.Time) Output {
+	out := c.tick(now)
+	c.seal(now, &out)
+	return out
+}
+
+func (c *Coordinator) tick(now time.Time) Output {
 	var out Output
 	for _, g := range c.sortedGroups() {
 		for _, id := range sortedKeys(g.pending) {

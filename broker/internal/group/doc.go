@@ -7,10 +7,39 @@
 // [Coordinator.Tick], which fires the timers (initial rebalance delay,
 // rebalance timeout, session timeouts, the SyncGroup deadline, offset
 // expiry). Every call returns an [Output]: the replies to deliver and the
-// records to persist. The caller must append Output.Records to the
-// partition and make them durable before it delivers Output.Replies, so a
-// client never hears of a state (an assignment, a commit) that a crash
-// could lose.
+// records to persist, named by a [WriteID]. The caller must
+//
+//  1. append Output.Records to the partition right away, in call order
+//     (under the same lock as the call), as one record batch: always for
+//     an Atomic Output (an OffsetCommit: one request, one batch, so a
+//     crash keeps all of it or none); others may be split when one batch
+//     would be too large;
+//  2. make them durable (fsync), and only then deliver Output.Replies;
+//  3. report the outcome with [Coordinator.Written]: nil, or the Kafka
+//     error the failure maps to; and deliver, append and report what that
+//     returns in turn.
+//
+// State that a record carries is pending until Written reports it
+// durable, as in Kafka (pendingOffsetCommits, the SyncGroup append
+// callback): a commit's offsets are invisible to FetchOffsets, Offsets
+// (lag) and expiry, and a leader's SyncGroup leaves the group
+// CompletingRebalance with no member told its assignment. On success the
+// offsets take effect (of two commits of a partition, the later record
+// wins whichever completes first) and the group turns Stable and answers
+// its SyncGroups. On failure the previous offsets stay, and the waiting
+// SyncGroups get the error and the group rebalances. A static member
+// replaced without a rebalance (KIP-345) hears of its new member id once
+// the group record is durable; if it fails it gets the error and the old
+// member id comes back, as in Kafka. So a client never hears of a state
+// (an assignment, a commit, a member id) that a crash could lose, and
+// nobody reads a commit that could be lost.
+//
+// Other records take effect at once, before their write, as in Kafka's
+// classic coordinator: tombstones of deletions and expiry (a deletion
+// also drops the commits in flight that its tombstones follow) and the
+// group record of a group left empty. If such a write fails the owner's
+// log is failed for good (an fsync error) or the records were refused
+// whole; a restart reloads what is durable.
 //
 // JoinGroup and SyncGroup answers may come later than their request: the
 // caller names each such request with a [Waiter] and the answer arrives in
@@ -27,7 +56,17 @@
 // Records use Kafka's schemas (kmsg.OffsetCommitKey/Value,
 // GroupMetadataKey/Value), so [Coordinator.Load] replays a partition written
 // by Runnel and the records mean to other tools what they mean in Kafka.
-// A group loads as Empty with its offsets; its members rejoin.
+// A group record is written when a leader's SyncGroup completes a
+// generation (with every member's subscription and assignment), when a
+// static member is replaced without a rebalance, and when a group is left
+// without members. A group loads as its last one says, as Kafka's does:
+// with members it is Stable, with its generation, protocol, leader and
+// members (ids, instance ids, client, timeouts, subscription, assignment),
+// and their sessions start again at the load, so a consumer that outlived
+// a broker restart goes on heartbeating with its member id and generation
+// and is not made to rebalance, while one that is gone expires after its
+// session timeout; without members it is Empty. [Coordinator.Loaded] ends
+// the load (a group over group.max.size rebalances).
 //
 // Transactions (issue 5) extend this rather than rewrite it: a
 // TxnOffsetCommit will be validated like CommitOffsets but kept as pending

@@ -74,11 +74,22 @@ type Record struct {
 	Key, Value []byte
 }
 
-// Output is what a call asks its owner to do: persist Records (durably),
-// then deliver Replies.
+// Output is what a call asks its owner to do: append Records to the
+// partition, make them durable, deliver Replies, and report the outcome
+// with [Coordinator.Written](Write).
 type Output struct {
 	Replies []Reply
 	Records []Record
+	// Write names Records; zero when there are none. The state the
+	// records carry (an OffsetCommit's offsets, a SyncGroup's assignment)
+	// stays pending, invisible, until Written reports them durable.
+	Write WriteID
+	// Atomic is set when Records are one request's (an OffsetCommit): they
+	// must be appended as one record batch, so that a crash keeps all or
+	// none of them. Other Outputs (tombstones of expiry and deletions, a
+	// group record) may be split over several batches when one would be
+	// too large.
+	Atomic bool
 }
 
 func (o *Output) reply(w Waiter, r kmsg.Response) { o.Replies = append(o.Replies, Reply{w, r}) }
@@ -135,6 +146,10 @@ type committed struct {
 	leaderEpoch int32
 	metadata    string
 	commitTime  time.Time
+	// write is the Output that recorded it (0: loaded), so that of two
+	// commits of a partition the later record wins whichever completes
+	// first.
+	write WriteID
 }
 
 // group is one consumer group.
@@ -287,6 +302,11 @@ type Coordinator struct {
 	nextID     uint64
 	nextExpiry time.Time
 	rebalances uint64
+	// Writes not yet reported by Written, and what the call in progress
+	// stages for its Output.
+	nextWrite WriteID
+	pending   map[WriteID]*pendingWrite
+	staged    *pendingWrite
 }
 
 // Rebalances is how many join phases have completed, for metrics.
@@ -294,7 +314,7 @@ func (c *Coordinator) Rebalances() uint64 { return c.rebalances }
 
 // New returns an empty coordinator.
 func New(cfg Config) *Coordinator {
-	return &Coordinator{cfg: cfg, groups: map[string]*group{}}
+	return &Coordinator{cfg: cfg, groups: map[string]*group{}, pending: map[WriteID]*pendingWrite{}}
 }
 
 func (c *Coordinator) newMemberID(prefix string) string {

@@ -24,6 +24,12 @@ func joinError(req *kmsg.JoinGroupRequest, code *kerr.Error) *kmsg.JoinGroupResp
 // Join handles a JoinGroup. The answer goes to w, in this Output or a
 // later one.
 func (c *Coordinator) Join(now time.Time, w Waiter, cl Client, req *kmsg.JoinGroupRequest) Output {
+	out := c.join(now, w, cl, req)
+	c.seal(now, &out)
+	return out
+}
+
+func (c *Coordinator) join(now time.Time, w Waiter, cl Client, req *kmsg.JoinGroupRequest) Output {
 	var out Output
 	fail := func(code *kerr.Error) Output {
 		out.reply(w, joinError(req, code))
@@ -218,6 +224,7 @@ func (c *Coordinator) replaceStatic(now time.Time, g *group, oldID string, w Wai
 	old.joinWaiters, old.syncWaiters = nil, nil
 	wasLeader := g.leader == oldID
 	oldProtocols := old.protocols
+	was := *old // for a revert if the group record fails (Stable below)
 	old.id = m.id
 	old.clientID, old.clientHost = m.clientID, m.clientHost
 	old.sessionTimeout, old.rebalanceTimeout = m.sessionTimeout, m.rebalanceTimeout
@@ -236,14 +243,16 @@ func (c *Coordinator) replaceStatic(now time.Time, g *group, oldID string, w Wai
 		// it would otherwise assign from an empty member list.
 		same := g.selectProtocol() == g.protocol && (&member{protocols: oldProtocols}).matches(m.protocols)
 		if same && (!wasLeader || req.Version >= 9) {
+			// The answer waits for the group record (Written); if it
+			// fails the old member id comes back, as in Kafka.
 			g.stateTime = now
-			out.Records = append(out.Records, groupRecord(g, c.cfg))
+			out.Records = append(out.Records, groupRecord(g, nil))
 			resp := c.joinResponse(g, old)
 			resp.SkipAssignment = wasLeader
 			if !wasLeader {
 				resp.Members = nil
 			}
-			out.reply(w, resp)
+			c.stage().static = &pendingStatic{g: g, m: old, was: was, wasLeader: wasLeader, w: w, resp: resp}
 			return
 		}
 		old.joinWaiters = []Waiter{w}
@@ -333,7 +342,7 @@ func (c *Coordinator) completeJoin(now time.Time, g *group, out *Output) {
 	if len(g.members) == 0 {
 		g.protocol = ""
 		g.setState(Empty, now)
-		out.Records = append(out.Records, groupRecord(g, c.cfg))
+		out.Records = append(out.Records, groupRecord(g, nil))
 		return
 	}
 	g.protocol = g.selectProtocol()

@@ -14,8 +14,24 @@ type TopicExists func(topic string, partition int32) bool
 
 // CommitOffsets handles an OffsetCommit. A group unknown to the coordinator
 // may commit with generation -1 (a "simple" group that assigns partitions
-// itself), as Kafka allows.
+// itself), as Kafka allows. The offsets are pending until Written reports
+// the Output's records durable: FetchOffsets and Offsets go on returning
+// the previous ones, and a failed write leaves them in place (the owner
+// then answers every partition with the error, as Kafka does). The
+// Output is Atomic: one request, one record batch.
 func (c *Coordinator) CommitOffsets(now time.Time, req *kmsg.OffsetCommitRequest, exists TopicExists) (*kmsg.OffsetCommitResponse, Output) {
+	resp, out := c.commitOffsets(now, req, exists)
+	out.Atomic = len(out.Records) > 0
+	c.seal(now, &out)
+	if p := c.pending[out.Write]; p != nil {
+		for _, po := range p.offsets {
+			po.o.write = out.Write
+		}
+	}
+	return resp, out
+}
+
+func (c *Coordinator) commitOffsets(now time.Time, req *kmsg.OffsetCommitRequest, exists TopicExists) (*kmsg.OffsetCommitResponse, Output) {
 	var out Output
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	code := c.commitCheck(now, req)
@@ -44,10 +60,8 @@ func (c *Coordinator) CommitOffsets(now time.Time, req *kmsg.OffsetCommitRequest
 					epoch = -1
 				}
 				o := committed{offset: rp.Offset, leaderEpoch: epoch, metadata: meta, commitTime: now}
-				if g.offsets[rt.Topic] == nil {
-					g.offsets[rt.Topic] = map[int32]committed{}
-				}
-				g.offsets[rt.Topic][rp.Partition] = o
+				p := c.stage()
+				p.offsets = append(p.offsets, &pendingOffset{g: g, topic: rt.Topic, partition: rp.Partition, o: o})
 				out.Records = append(out.Records, offsetRecord(g.id, rt.Topic, rp.Partition, &o))
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -138,6 +152,12 @@ func sortedKeys[K string | int32, V any](m map[K]V) []K {
 // DeleteOffsets handles an OffsetDelete: the group must be empty, or a
 // consumer group not subscribed to the topic (GROUP_SUBSCRIBED_TO_TOPIC).
 func (c *Coordinator) DeleteOffsets(now time.Time, req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, Output) {
+	resp, out := c.deleteOffsets(req)
+	c.seal(now, &out)
+	return resp, out
+}
+
+func (c *Coordinator) deleteOffsets(req *kmsg.OffsetDeleteRequest) (*kmsg.OffsetDeleteResponse, Output) {
 	var out Output
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	g := c.groups[req.Group]
@@ -159,10 +179,16 @@ func (c *Coordinator) DeleteOffsets(now time.Time, req *kmsg.OffsetDeleteRequest
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			sp.Partition = rp.Partition
-			if subscribed(rt.Topic) {
+			_, ok := g.offsets[rt.Topic][rp.Partition]
+			switch {
+			case subscribed(rt.Topic):
 				sp.ErrorCode = kerr.GroupSubscribedToTopic.Code
-			} else if _, ok := g.offsets[rt.Topic][rp.Partition]; ok {
+			case ok || c.hasPending(g, rt.Topic, rp.Partition):
+				// A commit in flight is deleted too (its record comes
+				// before the tombstone), as Kafka's removeOffsets drops
+				// pending commits.
 				g.deleteOffset(rt.Topic, rp.Partition)
+				c.cancelPending(g, rt.Topic, rp.Partition)
 				out.Records = append(out.Records, offsetRecord(g.id, rt.Topic, rp.Partition, nil))
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -218,11 +244,23 @@ func (c *Coordinator) DeleteGroup(now time.Time, groupID string) (*kerr.Error, O
 		return kerr.NonEmptyGroup, out
 	}
 	c.dropGroup(g, &out)
+	c.seal(now, &out)
 	return nil, out
 }
 
-// dropGroup writes tombstones for an empty group and forgets it.
+// dropGroup writes tombstones for an empty group's offsets (commits in
+// flight included: their records come first) and the group, and forgets
+// it.
 func (c *Coordinator) dropGroup(g *group, out *Output) {
+	for _, po := range c.pendingOffsets(g) {
+		po.cancelled = true
+		if _, ok := g.offsets[po.topic][po.partition]; !ok {
+			if g.offsets[po.topic] == nil {
+				g.offsets[po.topic] = map[int32]committed{}
+			}
+			g.offsets[po.topic][po.partition] = po.o // only to be tombstoned below
+		}
+	}
 	for _, t := range sortedKeys(g.offsets) {
 		for _, p := range sortedKeys(g.offsets[t]) {
 			out.Records = append(out.Records, offsetRecord(g.id, t, p, nil))
@@ -236,10 +274,20 @@ func (c *Coordinator) dropGroup(g *group, out *Output) {
 // expireOffsets removes offsets past offsets.retention.minutes, as Kafka
 // (KIP-211): for an empty group counted from when it became empty, for a
 // simple group from each commit, for a stable consumer group only of topics
-// it no longer subscribes to. An empty group left without offsets is
-// deleted.
+// it no longer subscribes to. A partition with a commit in flight keeps its
+// offset, and an empty group left without offsets (applied or in flight) is
+// deleted, as in Kafka.
 func (c *Coordinator) expireOffsets(now time.Time, out *Output) {
 	for _, g := range c.sortedGroups() {
+		inflight := c.pendingOffsets(g)
+		busy := func(t string, p int32) bool {
+			for _, po := range inflight {
+				if po.topic == t && po.partition == p {
+					return true
+				}
+			}
+			return false
+		}
 		var base func(o committed) (time.Time, bool)
 		switch {
 		case g.state == Empty && g.protocolType != "":
@@ -252,7 +300,7 @@ func (c *Coordinator) expireOffsets(now time.Time, out *Output) {
 			for _, t := range sortedKeys(g.offsets) {
 				if !sub(t) {
 					for _, p := range sortedKeys(g.offsets[t]) {
-						if o := g.offsets[t][p]; now.Sub(o.commitTime) >= c.cfg.OffsetsRetention {
+						if o := g.offsets[t][p]; now.Sub(o.commitTime) >= c.cfg.OffsetsRetention && !busy(t, p) {
 							g.deleteOffset(t, p)
 							out.Records = append(out.Records, offsetRecord(g.id, t, p, nil))
 						}
@@ -264,13 +312,13 @@ func (c *Coordinator) expireOffsets(now time.Time, out *Output) {
 		}
 		for _, t := range sortedKeys(g.offsets) {
 			for _, p := range sortedKeys(g.offsets[t]) {
-				if b, ok := base(g.offsets[t][p]); ok && now.Sub(b) >= c.cfg.OffsetsRetention {
+				if b, ok := base(g.offsets[t][p]); ok && now.Sub(b) >= c.cfg.OffsetsRetention && !busy(t, p) {
 					g.deleteOffset(t, p)
 					out.Records = append(out.Records, offsetRecord(g.id, t, p, nil))
 				}
 			}
 		}
-		if g.state == Empty && len(g.offsets) == 0 && len(g.pending) == 0 {
+		if g.state == Empty && len(g.offsets) == 0 && len(g.pending) == 0 && len(inflight) == 0 {
 			c.dropGroup(g, out)
 		}
 	}

@@ -6,15 +6,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestRandomOperations drives the core with random requests from a handful
 // of clients (joins with and without member ids, static and dynamic, syncs
 // with random generations and assignments, heartbeats, leaves, commits and
-// ticks) and checks its invariants after every step: no panic, every waiter
-// answered at most once, the leader is a member, members awaiting join
-// exist only while PreparingRebalance, and an empty group has no leader.
+// ticks), completing or failing their writes in random order, and checks
+// its invariants after every step: no panic, every waiter answered at most
+// once, the leader is a member, members awaiting join exist only while
+// PreparingRebalance, an empty group has no leader, and FetchOffsets shows
+// only offsets whose write was reported durable.
 func TestRandomOperations(t *testing.T) {
 	for seed := range uint64(30) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -65,11 +68,28 @@ func TestRandomOperations(t *testing.T) {
 				}
 			}
 			gen := func() int32 { return int32(rng.IntN(4)) - 1 }
-			for range 2000 {
+			var inflight []WriteID
+			commits := map[WriteID]int64{} // the offset each commit wrote
+			durable := map[int64]bool{-1: true}
+			for range 3000 {
 				next++
 				w := next
 				var out Output
-				switch rng.IntN(8) {
+				switch rng.IntN(10) {
+				case 8, 9:
+					if len(inflight) == 0 {
+						break
+					}
+					i := rng.IntN(len(inflight))
+					id := inflight[i]
+					inflight = append(inflight[:i], inflight[i+1:]...)
+					var failure *kerr.Error
+					if rng.IntN(4) == 0 {
+						failure = kerr.NotCoordinator
+					} else if o, ok := commits[id]; ok {
+						durable[o] = true
+					}
+					out = c.Written(now, id, failure)
 				case 0, 1:
 					req := kmsg.NewPtrJoinGroupRequest()
 					req.Version = int16(rng.IntN(10))
@@ -109,6 +129,9 @@ func TestRandomOperations(t *testing.T) {
 					meta := string(make([]byte, rng.IntN(20)))
 					req.Topics = []kmsg.OffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: int64(rng.IntN(100)) - 5, Metadata: &meta}}}}
 					_, out = c.CommitOffsets(now, req, nil)
+					if out.Write != 0 {
+						commits[out.Write] = req.Topics[0].Partitions[0].Offset
+					}
 				case 6:
 					if rng.IntN(10) == 0 {
 						_, out = c.DeleteGroup(now, "g")
@@ -118,6 +141,16 @@ func TestRandomOperations(t *testing.T) {
 					out = c.Tick(now)
 				}
 				check(out)
+				if out.Write != 0 {
+					inflight = append(inflight, out.Write)
+				}
+				for _, ft := range c.FetchOffsets("g", nil) {
+					for _, fp := range ft.Partitions {
+						if !durable[fp.Offset] {
+							t.Fatalf("FetchOffsets shows offset %d, which no durable write committed", fp.Offset)
+						}
+					}
+				}
 			}
 		})
 	}

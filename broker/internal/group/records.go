@@ -50,8 +50,9 @@ func groupKey(groupID string) []byte {
 }
 
 // groupRecord is the group's metadata record: generation, protocol, leader
-// and each member with its subscription and assignment.
-func groupRecord(g *group, _ Config) Record {
+// and each member with its subscription and assignment: the one in assign,
+// or with assign nil the member's current one.
+func groupRecord(g *group, assign map[string][]byte) Record {
 	v := kmsg.NewGroupMetadataValue()
 	v.Version = groupValueVersion
 	v.ProtocolType = g.protocolType
@@ -73,14 +74,25 @@ func groupRecord(g *group, _ Config) Record {
 		vm.SessionTimeoutMillis = int32(m.sessionTimeout / time.Millisecond)
 		vm.Subscription = m.metadataFor(g.protocol)
 		vm.Assignment = m.assignment
+		if assign != nil {
+			vm.Assignment = assign[m.id]
+			if vm.Assignment == nil {
+				vm.Assignment = []byte{}
+			}
+		}
 		v.Members = append(v.Members, vm)
 	}
 	return Record{Key: groupKey(g.id), Value: v.AppendTo(nil)}
 }
 
-// Load replays one record of the partition, in log order, at start. Groups
-// load as Empty with their offsets (members rejoin); a group that had
-// members counts as empty from now, so its offsets do not expire at once.
+// Load replays one record of the partition, in log order, at start; call
+// Loaded after the last. A group comes back as its last group record left
+// it, as Kafka's coordinator loads it: with members it is Stable, with its
+// generation, protocol, leader and members (ids, instance ids, client,
+// timeouts, subscription and assignment), and each member's session
+// starts again at now, so a consumer that outlived the restart goes on
+// heartbeating and one that did not expires; without members it is Empty.
+// Offsets come back as committed.
 func (c *Coordinator) Load(now time.Time, key, value []byte) error {
 	if len(key) < 2 {
 		return fmt.Errorf("%w: key of %d bytes", ErrBadRecord, len(key))
@@ -132,14 +144,69 @@ func (c *Coordinator) Load(now time.Time, key, value []byte) error {
 			g = newGroup(k.Group, now)
 			c.groups[k.Group] = g
 		}
-		g.protocolType, g.generation = val.ProtocolType, val.Generation
-		g.stateTime = time.UnixMilli(val.CurrentStateTimestamp)
-		if len(val.Members) > 0 || val.CurrentStateTimestamp <= 0 {
-			g.stateTime = now
-		}
+		g.load(now, &val)
 	default:
 		// Other coordinators' records (KIP-848 and share groups use key
 		// versions 3 and up); Runnel writes none, so skip them.
 	}
 	return nil
+}
+
+// load sets the group to what its metadata record says (see Load).
+func (g *group) load(now time.Time, val *kmsg.GroupMetadataValue) {
+	g.protocolType, g.generation = val.ProtocolType, val.Generation
+	g.protocol, g.leader = deref(val.Protocol), deref(val.Leader)
+	g.members, g.statics = nil, map[string]string{}
+	if g.protocol != "" {
+		for _, vm := range val.Members {
+			m := &member{
+				id: vm.MemberID, instanceID: deref(vm.InstanceID),
+				clientID: vm.ClientID, clientHost: vm.ClientHost,
+				sessionTimeout:   time.Duration(vm.SessionTimeoutMillis) * time.Millisecond,
+				rebalanceTimeout: time.Duration(vm.RebalanceTimeoutMillis) * time.Millisecond,
+				// As Kafka: the member supports the protocol it was
+				// assigned with, with the subscription recorded.
+				protocols:  []kmsg.JoinGroupRequestProtocol{{Name: g.protocol, Metadata: vm.Subscription}},
+				assignment: vm.Assignment,
+			}
+			if val.Version == 0 || vm.RebalanceTimeoutMillis < 0 {
+				m.rebalanceTimeout = m.sessionTimeout // v0 records have none
+			}
+			if m.assignment == nil {
+				m.assignment = []byte{}
+			}
+			m.deadline = now.Add(m.sessionTimeout)
+			g.members = append(g.members, m)
+			if m.instanceID != "" {
+				g.statics[m.instanceID] = m.id
+			}
+		}
+	}
+	g.stateTime = time.UnixMilli(val.CurrentStateTimestamp)
+	if val.CurrentStateTimestamp <= 0 {
+		g.stateTime = now
+	}
+	if len(g.members) == 0 {
+		// A record without members (or, never written by Runnel or
+		// Kafka, members without a protocol): Empty.
+		g.state, g.protocol, g.leader = Empty, "", ""
+		return
+	}
+	g.state = Stable
+	if g.member(g.leader) == nil {
+		g.leader = g.members[0].id
+	}
+}
+
+// Loaded ends the load: as Kafka, a group loaded with more members than
+// group.max.size (the setting may have changed) rebalances at once.
+func (c *Coordinator) Loaded(now time.Time) Output {
+	var out Output
+	for _, g := range c.sortedGroups() {
+		if g.state == Stable && c.cfg.MaxSize > 0 && len(g.members) > c.cfg.MaxSize {
+			c.prepareRebalance(now, g, &out)
+		}
+	}
+	c.seal(now, &out)
+	return out
 }

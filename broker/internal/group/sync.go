@@ -16,6 +16,12 @@ func syncError(code *kerr.Error) *kmsg.SyncGroupResponse {
 // Sync handles a SyncGroup. The answer goes to w, in this Output or, for
 // a follower waiting for the leader's assignment, a later one.
 func (c *Coordinator) Sync(now time.Time, w Waiter, req *kmsg.SyncGroupRequest) Output {
+	out := c.sync(now, w, req)
+	c.seal(now, &out)
+	return out
+}
+
+func (c *Coordinator) sync(now time.Time, w Waiter, req *kmsg.SyncGroupRequest) Output {
 	var out Output
 	fail := func(code *kerr.Error) Output {
 		out.reply(w, syncError(code))
@@ -66,36 +72,18 @@ func (c *Coordinator) Sync(now time.Time, w Waiter, req *kmsg.SyncGroupRequest) 
 			assign[a.MemberID] = a.MemberAssignment
 		}
 	}
-	for _, gm := range g.members {
-		gm.assignment = assign[gm.id]
-		if gm.assignment == nil {
-			gm.assignment = []byte{}
-		}
-	}
-	rec := groupRecord(g, c.cfg)
+	rec := groupRecord(g, assign)
 	if c.cfg.MaxRecordBytes > 0 && len(rec.Key)+len(rec.Value) > c.cfg.MaxRecordBytes {
 		// Kafka answers a group record too large for the offsets topic
 		// with UNKNOWN_SERVER_ERROR and rebalances.
-		for _, gm := range g.members {
-			gm.assignment = nil
-			for _, sw := range gm.syncWaiters {
-				out.reply(sw, syncError(kerr.UnknownServerError))
-			}
-			gm.syncWaiters = nil
-		}
-		c.prepareRebalance(now, g, &out)
+		c.failSync(now, g, kerr.UnknownServerError, &out)
 		return out
 	}
+	// As Kafka: the group stays CompletingRebalance until the record is
+	// durable (Written); only then does it turn Stable and do its members
+	// hear their assignments.
 	out.Records = append(out.Records, rec)
-	g.setState(Stable, now)
-	g.syncDeadline = time.Time{}
-	for _, gm := range g.members {
-		resp := c.syncResponse(g, gm)
-		for _, sw := range gm.syncWaiters {
-			out.reply(sw, resp)
-		}
-		gm.syncWaiters = nil
-	}
+	c.stage().sync = &pendingSync{g: g, generation: g.generation, assignment: assign}
 	return out
 }
 
@@ -145,6 +133,12 @@ func (c *Coordinator) heartbeat(now time.Time, req *kmsg.HeartbeatRequest) *kerr
 
 // Leave handles a LeaveGroup: one member before v3, a batch after.
 func (c *Coordinator) Leave(now time.Time, req *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, Output) {
+	resp, out := c.leaveGroup(now, req)
+	c.seal(now, &out)
+	return resp, out
+}
+
+func (c *Coordinator) leaveGroup(now time.Time, req *kmsg.LeaveGroupRequest) (*kmsg.LeaveGroupResponse, Output) {
 	var out Output
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 	type leaving struct {

@@ -100,3 +100,36 @@ func errMessage(err error) *string {
 	s := err.Error()
 	return &s
 }
+
+// groupWriteError is the Kafka error a group coordinator answers when its
+// write to __consumer_offsets failed with err (nil for nil): the code from
+// codeTable, normalized as Kafka's GroupCoordinatorService does for an
+// OffsetCommit (commit) and appendGroupMetadataErrorToResponseError does
+// for group records. A client retries COORDINATOR_NOT_AVAILABLE and
+// NOT_COORDINATOR by finding the coordinator again; a batch over the
+// offsets topic's max.message.bytes is INVALID_COMMIT_OFFSET_SIZE for a
+// commit, UNKNOWN_SERVER_ERROR for the rest.
+func groupWriteError(err error, commit bool) *kerr.Error {
+	if err == nil {
+		return nil
+	}
+	code, _ := kerr.ErrorForCode(errCode(err)).(*kerr.Error)
+	switch code {
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas:
+		return kerr.CoordinatorNotAvailable
+	case kerr.RequestTimedOut:
+		if !commit {
+			return kerr.CoordinatorNotAvailable
+		}
+	case kerr.NotLeaderForPartition, kerr.KafkaStorageError:
+		return kerr.NotCoordinator
+	case kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidFetchSize:
+		if commit {
+			return kerr.InvalidCommitOffsetSize
+		}
+		return kerr.UnknownServerError
+	case nil:
+		return kerr.UnknownServerError
+	}
+	return code
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -27,16 +28,14 @@ const offsetsTopic = "__consumer_offsets"
 // timers (session timeouts, rebalance timeouts, the initial delay).
 const groupTickInterval = 50 * time.Millisecond
 
-// maxGroupBatchBytes bounds one batch of group records; a commit of many
-// partitions is written as several batches.
-const maxGroupBatchBytes = 256 << 10
-
 // groupCoordinator is the thin IO shell around the deterministic
 // group.Coordinator cores: one core per __consumer_offsets partition, each
 // guarded by its shard's mutex. A request locks its group's shard, steps
-// the core, appends the records to the shard's partition (still under the
-// lock, so records land in the order the core made them), unlocks, and then
-// waits for the fsync before any reply goes out.
+// the core, appends the records to the shard's partition as one batch
+// (still under the lock, so records land in the order the core made them),
+// unlocks, waits for the fsync, reports the outcome to the core
+// (Coordinator.Written, under the lock again), and only then delivers the
+// replies.
 type groupCoordinator struct {
 	s          *Server
 	nextWaiter atomic.Uint64
@@ -148,6 +147,8 @@ func (gc *groupCoordinator) shards(ctx context.Context) ([]*groupShard, error) {
 		if err := sh.load(now); err != nil {
 			return nil, fmt.Errorf("load %s-%d: %w", offsetsTopic, i, err)
 		}
+		ld, _ := sh.step(0, func(c *group.Coordinator) group.Output { return c.Loaded(now) })
+		ld.finish()
 		shards[i] = sh
 	}
 	gc.mu.shards = shards
@@ -230,8 +231,9 @@ func (sh *groupShard) load(now time.Time) error {
 
 // step runs fn on the core under the shard's lock and appends the records
 // it made. waitFor, if non-zero, is registered first so its answer is not
-// missed. The caller then calls finish (off the reader goroutine when it
-// may block on an fsync).
+// missed. A failed append is reported to the core at once, under the same
+// lock. The caller then calls finish (off the reader goroutine when it may
+// block on an fsync).
 func (sh *groupShard) step(w group.Waiter, fn func(c *group.Coordinator) group.Output) (pending, chan kmsg.Response) {
 	var ch chan kmsg.Response
 	sh.mu.Lock()
@@ -242,7 +244,19 @@ func (sh *groupShard) step(w group.Waiter, fn func(c *group.Coordinator) group.O
 	out := fn(sh.mu.core)
 	var err error
 	if len(out.Records) > 0 {
-		err = sh.appendLocked(out.Records)
+		if err = sh.appendLocked(out); err != nil {
+			now, code := sh.gc.s.now(), groupWriteError(err, false)
+			for w := out.Write; w != 0; {
+				more := sh.mu.core.Written(now, w, code)
+				out.Replies = append(out.Replies, more.Replies...)
+				if w = more.Write; w != 0 {
+					// Records the failure itself made (none today): the
+					// log just refused a write, so they count as failed
+					// too rather than being tried.
+					sh.gc.s.logger.Error("dropping group records after a failed write", "partition", sh.part.Index, "records", len(more.Records))
+				}
+			}
+		}
 	}
 	sh.mu.Unlock()
 	return pending{sh: sh, out: out, err: err}, ch
@@ -252,24 +266,34 @@ func (sh *groupShard) step(w group.Waiter, fn func(c *group.Coordinator) group.O
 type pending struct {
 	sh  *groupShard
 	out group.Output
-	err error
+	err error // of the append
 }
 
-// finish makes the step's records durable, then delivers its replies. It
-// returns the error of the append or the fsync.
+// finish makes the step's records durable, reports the outcome to the core
+// (which makes a commit's offsets or a SyncGroup's assignment visible, or
+// drops them), and then delivers the replies of both. It returns the error
+// of the append or the fsync.
 func (p pending) finish() error {
+	if len(p.out.Records) == 0 {
+		p.sh.deliver(p.out.Replies)
+		return nil
+	}
 	err := p.err
-	if err == nil && len(p.out.Records) > 0 {
-		err = p.sh.part.Commit()
+	if err == nil {
+		if err = p.sh.part.Commit(); err != nil {
+			p.sh.gc.s.logger.Error("writing group records failed", "partition", p.sh.part.Index, "err", err)
+		}
+		now := p.sh.gc.s.now()
+		next, _ := p.sh.step(0, func(c *group.Coordinator) group.Output {
+			return c.Written(now, p.out.Write, groupWriteError(err, false))
+		})
+		next.finish()
 	}
-	if err != nil {
-		p.sh.gc.s.logger.Error("writing group records failed", "partition", p.sh.part.Index, "err", err)
-	}
-	p.sh.deliver(p.out.Replies, err)
+	p.sh.deliver(p.out.Replies)
 	return err
 }
 
-func (sh *groupShard) deliver(replies []group.Reply, err error) {
+func (sh *groupShard) deliver(replies []group.Reply) {
 	if len(replies) == 0 {
 		return
 	}
@@ -281,10 +305,6 @@ func (sh *groupShard) deliver(replies []group.Reply, err error) {
 			continue // its connection has gone
 		}
 		delete(sh.mu.waiters, r.To)
-		if sr, ok := r.Resp.(*kmsg.SyncGroupResponse); ok && err != nil && sr.ErrorCode == 0 {
-			sr.ErrorCode = kerr.CoordinatorNotAvailable.Code
-			sr.MemberAssignment = nil
-		}
 		ch <- r.Resp
 	}
 }
@@ -313,22 +333,26 @@ func (gc *groupCoordinator) await(c *conn, r *request, p pending, w group.Waiter
 
 func (gc *groupCoordinator) newWaiter() group.Waiter { return group.Waiter(gc.nextWaiter.Add(1)) }
 
-// appendLocked writes records to the shard's partition as record batches.
-func (sh *groupShard) appendLocked(recs []group.Record) error {
-	nowMs := sh.gc.s.now().UnixMilli()
-	for len(recs) > 0 {
-		n, size := 0, 0
-		for n < len(recs) && (n == 0 || size+len(recs[n].Key)+len(recs[n].Value) < maxGroupBatchBytes) {
-			size += len(recs[n].Key) + len(recs[n].Value) + 32
-			n++
-		}
-		b := encodeBatch(recs[:n], nowMs)
-		if _, err := sh.part.Append(b); err != nil {
+// appendLocked writes an Output's records to the shard's partition as one
+// record batch, so that a crash keeps all or none of them (Kafka writes
+// the records of one coordinator operation as one batch). A batch over the
+// offsets topic's max.message.bytes fails with partition.ErrRecordTooLarge
+// for an Atomic Output (an OffsetCommit); any other (tombstones of expiry
+// or deletions) is then split in halves until the parts fit.
+func (sh *groupShard) appendLocked(out group.Output) error {
+	return sh.appendRecordsLocked(out.Records, out.Atomic, sh.gc.s.now().UnixMilli())
+}
+
+func (sh *groupShard) appendRecordsLocked(recs []group.Record, atomic bool, nowMs int64) error {
+	_, err := sh.part.Append(encodeBatch(recs, nowMs))
+	if errors.Is(err, partition.ErrRecordTooLarge) && !atomic && len(recs) > 1 {
+		half := len(recs) / 2
+		if err := sh.appendRecordsLocked(recs[:half], false, nowMs); err != nil {
 			return err
 		}
-		recs = recs[n:]
+		return sh.appendRecordsLocked(recs[half:], false, nowMs)
 	}
-	return nil
+	return err
 }
 
 // encodeBatch builds an uncompressed v2 record batch. Hand-written because

@@ -4,8 +4,13 @@ package server
 // v6, group.instance.id from v7. A group the coordinator does not know may
 // commit with generation -1 (a simple group). Commits of unknown topics or
 // partitions get UNKNOWN_TOPIC_OR_PARTITION; metadata over
-// offset.metadata.max.bytes gets OFFSET_METADATA_TOO_LARGE. The answer
-// comes after the offsets are fsynced. The v2-v4 retention time is ignored
+// offset.metadata.max.bytes gets OFFSET_METADATA_TOO_LARGE. The records
+// of one request are written as one batch and answered after their fsync;
+// only then do the offsets become visible (OffsetFetch, describe, lag). If
+// the write fails every partition gets the error, normalized as Kafka
+// does (INVALID_COMMIT_OFFSET_SIZE for a batch over the offsets topic's
+// max.message.bytes, NOT_COORDINATOR for a storage error), and the
+// previous offsets stay. The v2-v4 retention time is ignored
 // (offsets.retention.minutes applies), as Kafka 4.0 does.
 
 import (
@@ -38,15 +43,8 @@ func handleOffsetCommit(c *conn, r *request) kmsg.Response {
 	}
 	r.later = func() kmsg.Response {
 		if err := p.finish(); err != nil {
-			code := c.s.metrics.code(kmsg.OffsetCommit, err)
-			for i := range resp.Topics {
-				for j := range resp.Topics[i].Partitions {
-					if resp.Topics[i].Partitions[j].ErrorCode == 0 {
-						resp.Topics[i].Partitions[j].ErrorCode = code
-					}
-				}
-			}
-			return resp
+			// As Kafka's GroupCoordinatorService: the whole request fails.
+			return commitError(req, c.s.metrics.code(kmsg.OffsetCommit, groupWriteError(err, true)))
 		}
 		n := 0
 		for _, t := range resp.Topics {

@@ -1,8 +1,10 @@
 package server
 
 // SyncGroup: versions 0-5 (protocol type and name checked from v5). The
-// leader's assignment is made durable in __consumer_offsets before any
-// member hears of it; followers wait for it.
+// leader's assignment is made durable in __consumer_offsets before the
+// group turns Stable and any member hears of it; followers wait for it.
+// If the write fails every waiting SyncGroup gets Kafka's error for it
+// (NOT_COORDINATOR for a storage error) and the group rebalances.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
