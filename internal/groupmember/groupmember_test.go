@@ -43,7 +43,6 @@ func TestMembers(t *testing.T) {
 			}
 		}
 	}
-	produce(40)
 	board := NewBoard()
 	cfg := Config{Seeds: []string{addr}, Group: "g", Topic: "t", Balancer: "range",
 		SessionTimeout: 6 * time.Second, HeartbeatInterval: time.Second}
@@ -56,8 +55,16 @@ func TestMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	total := func() int { return len(in.Records()) + len(child.Records()) }
-	if err := board.Wait(ctx, "two members of two partitions each, 40 records", func() bool {
-		return len(in.Owned()) == 2 && len(child.Owned()) == 2 && total() == 40
+	// Produce only once both own their partitions, so that each member
+	// reads (and the child commits) its share.
+	if err := board.Wait(ctx, "two members of two partitions each", func() bool {
+		return len(in.Owned()) == 2 && len(child.Owned()) == 2
+	}); err != nil {
+		t.Fatalf("%v: own %v and %v", err, in.Owned(), child.Owned())
+	}
+	produce(40)
+	if err := board.Wait(ctx, "40 records, 20 for each member", func() bool {
+		return len(in.Records()) == 20 && len(child.Records()) == 20
 	}); err != nil {
 		t.Fatalf("%v: own %v and %v, %d records", err, in.Owned(), child.Owned(), total())
 	}

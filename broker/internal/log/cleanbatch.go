@@ -91,7 +91,7 @@ func (f *batchFilter) filter(raw []byte, h *batch.Header) (out []byte, read, rem
 	case kept == read && !needHorizon && read > 0:
 		return raw, read, 0, nil
 	case kept == 0:
-		if !h.HasProducerID() || f.producerLast[h.ProducerID] != h.LastOffset() {
+		if last, ok := f.producerLast[h.ProducerID]; !h.HasProducerID() || !ok || last != h.LastOffset() {
 			return nil, read, removed, nil
 		}
 		if read == 0 {
@@ -192,7 +192,10 @@ func (l *Log) cleanGroup(ctx context.Context, g []cleanSeg, f *batchFilter, inte
 				break
 			}
 			if err == nil {
-				err = ctx.Err() // Close: stop at the next batch
+				err = ctx.Err() // the server closes: stop at the next batch
+			}
+			if err == nil && l.isClosed() {
+				err = errCleanAborted // the log was closed or deleted under the pass
 			}
 			if err != nil {
 				w.release()

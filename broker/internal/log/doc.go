@@ -39,8 +39,9 @@
 // Open removes leftover temp files and index files without a segment, then
 // loads segments oldest first. A segment whose index files pass the checks
 // (well-formed entries, and a walk from the last index entry to the end of
-// the file that finds whole batches with contiguous offsets ending where the
-// next segment starts) is loaded without reading its batches. The active
+// the file that finds whole batches with increasing offsets within the
+// segment's range — compaction may leave gaps between batches of a
+// non-active segment) is loaded without reading its batches. The active
 // segment after an unclean shutdown (no .clean-shutdown marker), and any
 // segment whose indexes fail the checks, is scanned: every batch's length
 // bounds, magic, CRC32C and offset are checked, the file is truncated at the

@@ -166,9 +166,13 @@ func (l *Log) closeCleanLocked() error {
 	return nil
 }
 
-// Delete closes the log and removes its directory (topic deletion).
+// Delete closes the log and removes its directory (topic deletion). A
+// cleaning pass still running stops at its next batch; Delete waits for it,
+// so that the pass writes no file into the directory being removed.
 func (l *Log) Delete() error {
 	cerr := l.Close()
+	l.cleanMu.Lock()
+	defer l.cleanMu.Unlock()
 	if err := l.fs.RemoveAll(l.dir); err != nil {
 		return fmt.Errorf("log: remove %s: %w", l.dir, err)
 	}
@@ -179,6 +183,13 @@ func (l *Log) Delete() error {
 		return cerr
 	}
 	return nil
+}
+
+// isClosed reports whether Close has run.
+func (l *Log) isClosed() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.closed
 }
 
 // fail puts the log in the failed state (first error wins).

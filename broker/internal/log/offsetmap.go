@@ -38,7 +38,8 @@ const DefaultLoadFactor = 0.9
 
 const minSlots = 1024
 
-// NewOffsetMap returns a map that uses at most memory bytes, its slots
+// NewOffsetMap returns a map whose table takes at most memory bytes (while
+// it grows, the old table is held too, briefly about 1.5× that), its slots
 // filled to at most load (0 < load <= 1; otherwise DefaultLoadFactor).
 func NewOffsetMap(memory int64, load float64) *OffsetMap {
 	if !(load > 0 && load <= 1) {

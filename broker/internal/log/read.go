@@ -14,8 +14,9 @@ import (
 // offset: only batches whose last offset is < maxOffset (the caller passes
 // the high watermark), stopping before the batch that would take the bytes
 // appended over maxBytes. With minOne the first batch is returned even if it
-// is larger than maxBytes (KIP-74). Batches come from one segment; the caller
-// reads again from the next offset for more.
+// is larger than maxBytes (KIP-74). Batches come from one segment, or from
+// the next when compaction removed the rest of this one; the caller reads
+// again from the next offset for more.
 //
 // offset < LogStartOffset or > LogEndOffset returns ErrOffsetOutOfRange;
 // offset == LogEndOffset returns dst unchanged. Read never waits for an fsync

@@ -82,6 +82,17 @@ func (c *cleaner) run(ctx context.Context) {
 // pick returns the due partition with the highest dirty ratio that no
 // goroutine is cleaning, marked busy; nil if there is none.
 func (c *cleaner) pick() *partition.Partition {
+	for {
+		p, raced := c.pickOnce()
+		if !raced {
+			return p
+		}
+	}
+}
+
+// pickOnce is one look over the partitions; raced says that another
+// goroutine took the best one meanwhile (so look again).
+func (c *cleaner) pickOnce() (p *partition.Partition, raced bool) {
 	var best *partition.Partition
 	bestRatio := -1.0
 	parts := c.s.partitions()
@@ -101,27 +112,27 @@ func (c *cleaner) pick() *partition.Partition {
 		}
 	}
 	if best == nil {
-		return nil
+		return nil, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.busy[best] {
-		return nil // another goroutine took it meanwhile; look again after the backoff
+		return nil, true
 	}
 	c.mu.busy[best] = true
-	return best
+	return best, false
 }
 
 func (c *cleaner) clean(ctx context.Context, p *partition.Partition, m *plog.OffsetMap) {
 	start := time.Now()
 	st, err := p.Clean(ctx, m, plog.CleanOptions{ReadBufferSize: c.readSize})
-	c.s.metrics.cleaner.observe(p.Topic, st, time.Since(start), err)
+	c.s.metrics.cleaner.observe(p.Topic, st, time.Since(start), err != nil && !abandoned(ctx, err))
 	switch {
 	case err == nil:
 		c.s.logger.Debug("log cleaner: cleaned", "topic", p.Topic, "partition", p.Index,
 			"segments", st.Segments, "bytesRead", st.BytesRead, "bytesWritten", st.BytesWritten,
 			"recordsRemoved", st.RecordsRemoved, "firstDirtyOffset", st.FirstDirty, "took", time.Since(start))
-	case plog.IsCleanAborted(err), ctx.Err() != nil, errors.Is(err, plog.ErrClosed):
+	case abandoned(ctx, err):
 		c.s.logger.Debug("log cleaner: pass abandoned", "topic", p.Topic, "partition", p.Index, "err", err)
 	default:
 		c.s.logger.Error("log cleaner: marking the partition uncleanable until restart",
@@ -130,6 +141,12 @@ func (c *cleaner) clean(ctx context.Context, p *partition.Partition, m *plog.Off
 		c.mu.uncleanable[p] = true
 		c.mu.Unlock()
 	}
+}
+
+// abandoned reports whether a pass's error only says the pass was given up
+// (the log changed or closed, or the server stops): not a cleaning failure.
+func abandoned(ctx context.Context, err error) bool {
+	return plog.IsCleanAborted(err) || ctx.Err() != nil || errors.Is(err, plog.ErrClosed)
 }
 
 // forgetDropped forgets uncleanable partitions the node no longer hosts

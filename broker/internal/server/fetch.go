@@ -25,9 +25,18 @@ var noRecords = []byte{}
 
 func handleFetch(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.FetchRequest)
+	// The session is resolved here, on the connection's reader, so that
+	// fetches pipelined on one session have their epochs checked in request
+	// order, as Kafka does; the reads and the wait run later.
+	plan, err := c.s.sessions.begin(req)
+	if err != nil {
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = c.s.metrics.code(kmsg.Fetch, err)
+		return resp
+	}
 	r.later = func() kmsg.Response {
 		buf := recordBuffers.get()
-		resp := c.fetch(req, buf)
+		resp := c.fetch(req, plan, buf)
 		r.release = func() { recordBuffers.put(buf) }
 		return resp
 	}
@@ -42,15 +51,10 @@ type fetchTarget struct {
 	max    int32
 }
 
-// fetch answers req, reading records into *buf (which the response then
-// aliases until it is written).
-func (c *conn) fetch(req *kmsg.FetchRequest, buf *[]byte) kmsg.Response {
+// fetch answers req for the partitions of plan, reading records into *buf
+// (which the response then aliases until it is written).
+func (c *conn) fetch(req *kmsg.FetchRequest, plan fetchPlan, buf *[]byte) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.FetchResponse)
-	plan, err := c.s.sessions.begin(req)
-	if err != nil {
-		resp.ErrorCode = c.s.metrics.code(kmsg.Fetch, err)
-		return resp
-	}
 	resp.SessionID = plan.sessionID
 	topicIDs := req.Version >= 13
 	defer c.s.sessions.finish(plan, resp, topicIDs)

@@ -35,7 +35,8 @@ func newCleanerMetrics(reg prometheus.Registerer) *cleanerMetrics {
 	}
 }
 
-func (m *cleanerMetrics) observe(topic string, st plog.CleanStats, d time.Duration, err error) {
+// observe records a pass; failed says it failed (an abandoned pass did not).
+func (m *cleanerMetrics) observe(topic string, st plog.CleanStats, d time.Duration, failed bool) {
 	if st.Segments > 0 {
 		m.runs.WithLabelValues(topic).Inc()
 	}
@@ -43,7 +44,7 @@ func (m *cleanerMetrics) observe(topic string, st plog.CleanStats, d time.Durati
 	m.bytesWritten.WithLabelValues(topic).Add(float64(st.BytesWritten))
 	m.recordsRemoved.WithLabelValues(topic).Add(float64(st.RecordsRemoved))
 	m.seconds.WithLabelValues(topic).Add(d.Seconds())
-	if err != nil && !plog.IsCleanAborted(err) {
+	if failed {
 		m.errors.WithLabelValues(topic).Inc()
 	}
 }
