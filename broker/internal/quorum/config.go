@@ -149,7 +149,10 @@ func (c *Config) raftConfig(notify chan<- bool) *raft.Config {
 	rc := raft.DefaultConfig()
 	rc.LocalID = serverID(c.NodeID)
 	rc.HeartbeatTimeout = c.HeartbeatTimeout
-	rc.ElectionTimeout = c.ElectionTimeout
+	// hashicorp/raft requires ElectionTimeout >= HeartbeatTimeout, while
+	// Kafka's defaults are election 1s < fetch 2s: a candidate waits at
+	// least as long as a follower does.
+	rc.ElectionTimeout = max(c.ElectionTimeout, c.HeartbeatTimeout)
 	rc.LeaderLeaseTimeout = min(c.ElectionTimeout, c.HeartbeatTimeout) / 2
 	// An idle leader sends followers the commit index every CommitTimeout;
 	// a follower's forwarded proposal returns only once the follower has

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,29 +18,45 @@ import (
 // else: an unknown protocol byte, an oversized forward frame, a forwarded
 // proposal that is not records' JSON (refused before it reaches the log).
 func TestControllerPortBadInput(t *testing.T) {
-	c := newCluster(t, 1, nil)
+	c := newCluster(t, 1, singleVoterTimeouts)
 	ctx := ctxT(t)
 	c.leader()
 	addr := c.voters[0].Addr()
-	closed := func(what string, payload []byte) {
+	// The server must close the connection by itself, well before its own
+	// timeouts (routeTimeout, forwardReadTimeout: 10 s): the client keeps
+	// its side open, and a read that times out is a failure. With
+	// halfClose the client ends its side after payload, for input whose
+	// bad part is the early end.
+	closed := func(what string, payload []byte, halfClose bool) {
 		t.Helper()
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		conn.SetDeadline(time.Now().Add(waitDeadline))
 		if _, err := conn.Write(payload); err != nil {
 			t.Fatal(err)
 		}
-		conn.(*net.TCPConn).CloseWrite()
-		if _, err := conn.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		if halfClose {
+			conn.(*net.TCPConn).CloseWrite()
+		}
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := conn.Read(make([]byte, 1))
+		switch {
+		case n > 0:
+			t.Fatalf("%s: the server answered, want it to close the connection", what)
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			t.Fatalf("%s: the connection still open after 5s, want the server to close it", what)
+		case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
+			// Closed (a reset if the server closed with input unread).
+		default:
 			t.Fatalf("%s: read %v, want the server to close the connection", what, err)
 		}
 	}
-	closed("unknown protocol byte", []byte{'X'})
-	closed("oversized forward frame", []byte{kindForward, 0xff, 0xff, 0xff, 0xff})
-	closed("truncated forward frame", []byte{kindForward, 0, 0, 0, 9, '['})
+	closed("unknown protocol byte", []byte{'X'}, false)
+	closed("oversized forward frame", []byte{kindForward, 0xff, 0xff, 0xff, 0xff}, false)
+	// The server cannot know a frame is truncated until the input ends.
+	closed("truncated forward frame", []byte{kindForward, 0, 0, 0, 9, '['}, true)
 
 	// After a Sync the leader's own entries (configuration, no-op) are in.
 	if err := c.nodes[0].Sync(ctx); err != nil {
