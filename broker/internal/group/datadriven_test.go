@@ -15,7 +15,7 @@ import (
 // TestDataDriven runs the scripts in testdata/. Commands:
 //
 //	config key=value ...        (before the first request: min-session, max-session,
-//	                             delay, max-size, meta-max, retention, check, max-record, in ms)
+//	                             delay, max-size, meta-max, retention, check, in ms)
 //	join w=N group=G [member=M] [instance=I] [client=C] [session=MS] [rebalance=MS]
 //	     [v=V] [type=T] [protocols=P1,P2] [meta=X]
 //	sync w=N group=G member=M gen=N [instance=I] [assign=M1:A1,M2:A2] [type=T] [protocol=P]
@@ -29,7 +29,9 @@ import (
 //	list
 //	advance DURATION            (moves the clock and ticks)
 //	written write=N [error=CODE] (reports a held write: durable, or failed)
-//	restart                     (a new coordinator loads the durable records)
+//	restart [slow=DURATION]     (a new coordinator loads the durable records;
+//	                             slow: the load takes that long, and Loaded
+//	                             is called that much later)
 //
 // Each command prints the replies it produced (w<N>: ...) and the records.
 // A command's records are written at once (Written with no error) and the
@@ -122,7 +124,6 @@ func TestDataDriven(t *testing.T) {
 				ms("check", &cfg.OffsetsRetentionCheckInterval)
 				cfg.MaxSize = int(num("max-size", int64(cfg.MaxSize)))
 				cfg.OffsetMetadataMaxBytes = int(num("meta-max", int64(cfg.OffsetMetadataMaxBytes)))
-				cfg.MaxRecordBytes = int(num("max-record", int64(cfg.MaxRecordBytes)))
 				return "ok"
 			case "join":
 				req := kmsg.NewPtrJoinGroupRequest()
@@ -303,6 +304,13 @@ func TestDataDriven(t *testing.T) {
 						}
 						n++
 					}
+				}
+				if s, ok := args["slow"]; ok {
+					dur, err := time.ParseDuration(s)
+					if err != nil {
+						d.Fatalf(t, "slow: %v", err)
+					}
+					now = now.Add(dur)
 				}
 				fmt.Fprintf(&b, "loaded %d records\n", n)
 				out = c.Loaded(now)

@@ -101,10 +101,16 @@ func (c *Coordinator) tick(now time.Time) Output {
 					lag = append(lag, m)
 				}
 			}
-			for _, m := range lag {
-				g.remove(m.id)
+			// As Kafka's DelayedSync: only members still pending sync
+			// make the group rebalance; when all have synced the
+			// leader's group record is in flight and Written ends the
+			// generation's setup.
+			if len(lag) > 0 {
+				for _, m := range lag {
+					g.remove(m.id)
+				}
+				c.prepareRebalance(now, g, &out)
 			}
-			c.prepareRebalance(now, g, &out)
 		}
 		for _, m := range slices.Clone(g.members) {
 			if len(m.joinWaiters) == 0 && len(m.syncWaiters) == 0 && !now.Before(m.deadline) {

@@ -49,7 +49,11 @@
 //
 // The state machine follows Kafka's classic GroupCoordinator: states Empty,
 // PreparingRebalance, CompletingRebalance, Stable and Dead; required member
-// ids (KIP-394); static membership (KIP-345); the protocol chosen by vote
+// ids (KIP-394); static membership (KIP-345: a static member that does
+// not rejoin a rebalance stays until its session expires, and one that
+// restarts keeps its assignment if the group's protocol would not change;
+// a restarted leader is told to skip the assignment from JoinGroup v9, and
+// before v9 is named a follower); the protocol chosen by vote
 // among those every member supports; group.initial.rebalance.delay.ms
 // extended while members keep joining, up to the rebalance timeout.
 //
@@ -62,11 +66,13 @@
 // without members. A group loads as its last one says, as Kafka's does:
 // with members it is Stable, with its generation, protocol, leader and
 // members (ids, instance ids, client, timeouts, subscription, assignment),
-// and their sessions start again at the load, so a consumer that outlived
-// a broker restart goes on heartbeating with its member id and generation
-// and is not made to rebalance, while one that is gone expires after its
-// session timeout; without members it is Empty. [Coordinator.Loaded] ends
-// the load (a group over group.max.size rebalances).
+// and their sessions start again when the load ends, so a consumer that
+// outlived a broker restart goes on heartbeating with its member id and
+// generation and is not made to rebalance, while one that is gone expires
+// after its session timeout; without members it is Empty.
+// [Coordinator.Loaded] ends the load: it restarts the loaded members'
+// sessions at its own time, however long the load took, and a group over
+// group.max.size rebalances, keeping only as many members as rejoin first.
 //
 // Transactions (issue 5) extend this rather than rewrite it: a
 // TxnOffsetCommit will be validated like CommitOffsets but kept as pending

@@ -49,10 +49,6 @@ type Config struct {
 	// (offsets.retention.check.interval.ms).
 	OffsetsRetention              time.Duration
 	OffsetsRetentionCheckInterval time.Duration
-	// MaxRecordBytes bounds one group metadata record (the offsets topic's
-	// max.message.bytes less the batch overhead); a SyncGroup whose
-	// assignment would not fit fails as Kafka's does.
-	MaxRecordBytes int
 	// NewMemberID returns a fresh member id for a client id or group
 	// instance id. nil: prefix + "-" + a counter, which keeps tests
 	// deterministic; the broker passes prefix + "-" + a random UUID.
@@ -278,6 +274,17 @@ func (g *group) maxRebalanceTimeout() time.Duration {
 		d = max(d, m.rebalanceTimeout)
 	}
 	return d
+}
+
+// numAwaiting is how many members are awaiting join.
+func (g *group) numAwaiting() int {
+	n := 0
+	for _, m := range g.members {
+		if len(m.joinWaiters) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // allJoined reports whether every member has rejoined and no KIP-394

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -132,6 +133,15 @@ func (c *Coordinator) joinKnown(now time.Time, g *group, w Waiter, m *member, re
 		out.reply(w, joinError(req, kerr.FencedInstanceID))
 	case cur == nil || (m.instanceID != "" && !known):
 		out.reply(w, joinError(req, kerr.UnknownMemberID))
+	case g.state == PreparingRebalance && len(cur.joinWaiters) == 0 && c.cfg.MaxSize > 0 && g.numAwaiting() >= c.cfg.MaxSize:
+		// As Kafka's acceptJoiningMember: a group loaded over
+		// group.max.size (lowered since) keeps only as many members as
+		// rejoin first.
+		g.remove(id)
+		resp := joinError(req, kerr.GroupMaxSizeReached)
+		resp.MemberID = ""
+		out.reply(w, resp)
+		c.tryCompleteJoin(now, g, out)
 	default:
 		cur.deadline = now.Add(cur.sessionTimeout)
 		switch g.state {
@@ -223,7 +233,6 @@ func (c *Coordinator) replaceStatic(now time.Time, g *group, oldID string, w Wai
 	}
 	old.joinWaiters, old.syncWaiters = nil, nil
 	wasLeader := g.leader == oldID
-	oldProtocols := old.protocols
 	was := *old // for a revert if the group record fails (Stable below)
 	old.id = m.id
 	old.clientID, old.clientHost = m.clientID, m.clientHost
@@ -236,21 +245,26 @@ func (c *Coordinator) replaceStatic(now time.Time, g *group, oldID string, w Wai
 	}
 	switch g.state {
 	case Stable:
-		// As Kafka: no rebalance when the next generation's protocol
-		// would be the same and the metadata did not change; the member
-		// keeps its assignment. A leader that cannot be told to skip the
-		// assignment (JoinGroup before v9) makes the group rebalance, as
-		// it would otherwise assign from an empty member list.
-		same := g.selectProtocol() == g.protocol && (&member{protocols: oldProtocols}).matches(m.protocols)
-		if same && (!wasLeader || req.Version >= 9) {
+		// As Kafka (updateStaticMemberThenRebalanceOrCompleteJoin): no
+		// rebalance when the next generation's protocol would be the
+		// same; the member keeps its assignment and its new metadata is
+		// stored. A leader that can be told to skip the assignment
+		// (JoinGroup v9+, KIP-814) gets the members; before v9 it is
+		// answered with the old member id as leader and no members, so
+		// that it does not take itself for the leader and only syncs.
+		if g.selectProtocol() == g.protocol {
 			// The answer waits for the group record (Written); if it
 			// fails the old member id comes back, as in Kafka.
 			g.stateTime = now
 			out.Records = append(out.Records, groupRecord(g, nil))
 			resp := c.joinResponse(g, old)
-			resp.SkipAssignment = wasLeader
-			if !wasLeader {
+			skip := wasLeader && req.Version >= 9
+			resp.SkipAssignment = skip
+			if !skip {
 				resp.Members = nil
+			}
+			if wasLeader && !skip {
+				resp.LeaderID = oldID
 			}
 			c.stage().static = &pendingStatic{g: g, m: old, was: was, wasLeader: wasLeader, w: w, resp: resp}
 			return
@@ -327,13 +341,23 @@ func (c *Coordinator) expireJoin(now time.Time, g *group, out *Output) {
 	c.completeJoin(now, g, out)
 }
 
-// completeJoin removes the members that did not rejoin, starts the next
-// generation and answers every waiting JoinGroup.
+// completeJoin removes the dynamic members that did not rejoin (static
+// ones stay until their session expires, as Kafka's
+// notYetRejoinedDynamicMembers), makes a member that rejoined the leader
+// if the leader did not (maybeElectNewJoinedLeader), starts the next
+// generation and answers every waiting JoinGroup. If members remain but
+// none rejoined, the join phase is extended by the rebalance timeout, as
+// Kafka's, until their sessions expire.
 func (c *Coordinator) completeJoin(now time.Time, g *group, out *Output) {
-	for _, m := range append([]*member(nil), g.members...) {
-		if len(m.joinWaiters) == 0 {
+	for _, m := range slices.Clone(g.members) {
+		if len(m.joinWaiters) == 0 && m.instanceID == "" {
 			g.remove(m.id)
 		}
+	}
+	if len(g.members) > 0 && !g.electJoinedLeader() {
+		g.joinDeadline = now.Add(g.maxRebalanceTimeout())
+		g.initialDelay, g.newMemberAdded = false, false
+		return
 	}
 	g.joinDeadline = time.Time{}
 	g.initialDelay, g.newMemberAdded = false, false
@@ -357,6 +381,21 @@ func (c *Coordinator) completeJoin(now time.Time, g *group, out *Output) {
 		m.deadline = now.Add(m.sessionTimeout)
 	}
 	g.syncDeadline = now.Add(g.maxRebalanceTimeout())
+}
+
+// electJoinedLeader makes a member awaiting join the leader if the leader
+// is not, and reports whether the leader is now awaiting join.
+func (g *group) electJoinedLeader() bool {
+	if l := g.member(g.leader); l != nil && len(l.joinWaiters) > 0 {
+		return true
+	}
+	for _, m := range g.members {
+		if len(m.joinWaiters) > 0 {
+			g.leader = m.id
+			return true
+		}
+	}
+	return false
 }
 
 // remove drops member id, passing leadership on if it led.

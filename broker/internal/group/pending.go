@@ -191,7 +191,7 @@ func (c *Coordinator) failSync(now time.Time, g *group, code *kerr.Error, out *O
 }
 
 // pendingOffsets returns the offsets of g still waiting for their records
-// (not cancelled), in the order they were committed.
+// (not cancelled), in no particular order (c.pending is a map).
 func (c *Coordinator) pendingOffsets(g *group) []*pendingOffset {
 	var out []*pendingOffset
 	for _, p := range c.pending {

@@ -90,8 +90,9 @@ func groupRecord(g *group, assign map[string][]byte) Record {
 // it, as Kafka's coordinator loads it: with members it is Stable, with its
 // generation, protocol, leader and members (ids, instance ids, client,
 // timeouts, subscription and assignment), and each member's session
-// starts again at now, so a consumer that outlived the restart goes on
-// heartbeating and one that did not expires; without members it is Empty.
+// starts again when Loaded ends the load, so a consumer that outlived the
+// restart goes on heartbeating and one that did not expires; without
+// members it is Empty.
 // Offsets come back as committed.
 func (c *Coordinator) Load(now time.Time, key, value []byte) error {
 	if len(key) < 2 {
@@ -198,11 +199,16 @@ func (g *group) load(now time.Time, val *kmsg.GroupMetadataValue) {
 	}
 }
 
-// Loaded ends the load: as Kafka, a group loaded with more members than
-// group.max.size (the setting may have changed) rebalances at once.
+// Loaded ends the load at now, which may be well after the records were
+// read: each loaded member's session starts again at now, so that a slow
+// load does not expire them. As Kafka, a group loaded with more members
+// than group.max.size (the setting may have changed) rebalances at once.
 func (c *Coordinator) Loaded(now time.Time) Output {
 	var out Output
 	for _, g := range c.sortedGroups() {
+		for _, m := range g.members {
+			m.deadline = now.Add(m.sessionTimeout)
+		}
 		if g.state == Stable && c.cfg.MaxSize > 0 && len(g.members) > c.cfg.MaxSize {
 			c.prepareRebalance(now, g, &out)
 		}

@@ -72,17 +72,12 @@ func (c *Coordinator) sync(now time.Time, w Waiter, req *kmsg.SyncGroupRequest) 
 			assign[a.MemberID] = a.MemberAssignment
 		}
 	}
-	rec := groupRecord(g, assign)
-	if c.cfg.MaxRecordBytes > 0 && len(rec.Key)+len(rec.Value) > c.cfg.MaxRecordBytes {
-		// Kafka answers a group record too large for the offsets topic
-		// with UNKNOWN_SERVER_ERROR and rebalances.
-		c.failSync(now, g, kerr.UnknownServerError, &out)
-		return out
-	}
 	// As Kafka: the group stays CompletingRebalance until the record is
 	// durable (Written); only then does it turn Stable and do its members
-	// hear their assignments.
-	out.Records = append(out.Records, rec)
+	// hear their assignments. A record too large for the offsets topic
+	// fails in the append, and Written's error answers the members and
+	// rebalances, as Kafka's RECORD_TOO_LARGE does.
+	out.Records = append(out.Records, groupRecord(g, assign))
 	c.stage().sync = &pendingSync{g: g, generation: g.generation, assignment: assign}
 	return out
 }

@@ -36,7 +36,7 @@ func handleDeleteGroups(c *conn, r *request) kmsg.Response {
 	r.later = func() kmsg.Response {
 		for i, p := range steps {
 			if err := p.finish(); err != nil {
-				resp.Groups[i].ErrorCode = c.s.metrics.code(kmsg.DeleteGroups, err)
+				resp.Groups[i].ErrorCode = c.s.metrics.code(kmsg.DeleteGroups, groupWriteError(err, false))
 			}
 		}
 		return resp

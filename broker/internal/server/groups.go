@@ -67,7 +67,6 @@ func (s *Server) groupConfig() group.Config {
 		OffsetMetadataMaxBytes:        int(c.OffsetMetadataMaxBytes),
 		OffsetsRetention:              time.Duration(c.OffsetsRetentionMinutes) * time.Minute,
 		OffsetsRetentionCheckInterval: time.Duration(c.OffsetsRetentionCheckInterval) * time.Millisecond,
-		MaxRecordBytes:                int(c.TopicDefaults.MaxMessageBytes) - batch.HeaderSize - 64,
 		NewMemberID: func(prefix string) string {
 			var b [16]byte
 			_, _ = rand.Read(b[:])
@@ -135,7 +134,6 @@ func (gc *groupCoordinator) shards(ctx context.Context) ([]*groupShard, error) {
 	}
 	shards := make([]*groupShard, len(t.Partitions))
 	cfg := s.groupConfig()
-	now := s.now()
 	for i := range t.Partitions {
 		p := s.partition(offsetsTopic, int32(i))
 		if p == nil {
@@ -144,9 +142,12 @@ func (gc *groupCoordinator) shards(ctx context.Context) ([]*groupShard, error) {
 		sh := &groupShard{gc: gc, part: p}
 		sh.mu.core = group.New(cfg)
 		sh.mu.waiters = map[group.Waiter]chan kmsg.Response{}
-		if err := sh.load(now); err != nil {
+		if err := sh.load(s.now()); err != nil {
 			return nil, fmt.Errorf("load %s-%d: %w", offsetsTopic, i, err)
 		}
+		// The clock is read again after the load, which may have been
+		// slow: Loaded starts the loaded members' sessions from here.
+		now := s.now()
 		ld, _ := sh.step(0, func(c *group.Coordinator) group.Output { return c.Loaded(now) })
 		ld.finish()
 		shards[i] = sh

@@ -39,6 +39,7 @@ func handleOffsetCommit(c *conn, r *request) kmsg.Response {
 		return out
 	})
 	if len(p.out.Records) == 0 {
+		p.finish() // no fsync to wait for: delivers the core's replies
 		return resp
 	}
 	r.later = func() kmsg.Response {

@@ -23,7 +23,7 @@ func handleOffsetDelete(c *conn, r *request) kmsg.Response {
 	})
 	r.later = func() kmsg.Response {
 		if err := p.finish(); err != nil {
-			resp.ErrorCode = c.s.metrics.code(kmsg.OffsetDelete, err)
+			resp.ErrorCode = c.s.metrics.code(kmsg.OffsetDelete, groupWriteError(err, false))
 			resp.Topics = nil
 		}
 		return resp
