@@ -3,7 +3,8 @@ package broker_test
 // Bad input to the group coordinator at the wire level: raw kmsg requests
 // over TCP that no well-behaved client sends. Each gets Kafka's error code,
 // the group involved can still complete a rebalance afterwards, and another
-// group on the same broker keeps consuming through it all.
+// group on the same broker, whose consumer stays open through it all,
+// consumes new records once it is over.
 
 import (
 	"bytes"
@@ -106,7 +107,8 @@ func TestBadInputGroups(t *testing.T) {
 	setup.createTopic("healthy", 2, nil)
 	produceN(t, b, "healthy", 0, 20)
 
-	// A healthy group consumes while the bad input arrives, and again after.
+	// A healthy group consumes before the bad input, keeps its consumer
+	// open while it arrives, and consumes new records after.
 	healthy := newClient(t, b, kgo.ConsumerGroup("healthy"), kgo.ConsumeTopics("healthy"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(200*time.Millisecond))
 	healthyReads := func(n int) {

@@ -85,6 +85,9 @@ func TestCompactionEndToEnd(t *testing.T) {
 	// from the start; each scan must see every live key.
 	runsBefore := metric(t, b, "runnel_broker_log_cleaner_runs_total", topic)
 	done := make(chan struct{})
+	// The producer reports with t.Errorf: the test must not end (by a
+	// t.Fatal below) while it still runs.
+	defer func() { <-done }()
 	go func() {
 		defer close(done)
 		for r := 8; r < 26; r++ {

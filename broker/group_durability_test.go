@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
@@ -240,7 +241,11 @@ func TestOffsetFetchRacingCommitSeesOnlyDurableOffsets(t *testing.T) {
 	f.held.Store(true)
 	committer := dialRaw(t, b.Addr())
 	corr := committer.send(commitMany("g", "t", []int64{9}, ""))
-	<-f.entered // the commit's records are appended; its fsync waits
+	select {
+	case <-f.entered: // the commit's records are appended; its fsync waits
+	case <-time.After(ioTimeout):
+		t.Fatal("the commit's fsync of __consumer_offsets never started")
+	}
 	reader := dialRaw(t, b.Addr())
 	for range 3 {
 		if got := fetchedOffsets(t, reader, "g", "t", 1); got[0] != 5 {
@@ -333,6 +338,7 @@ func groupBatches(t *testing.T, rc *rawConn, group string) []int {
 			if len(b) == 0 {
 				break
 			}
+			start := from
 			for len(b) >= 61 {
 				var kb kmsg.RecordBatch
 				if err := kb.ReadFrom(b); err != nil {
@@ -354,6 +360,9 @@ func groupBatches(t *testing.T, rc *rawConn, group string) []int {
 			}
 			if from >= sp.HighWatermark {
 				break
+			}
+			if from == start {
+				t.Fatalf("__consumer_offsets-%d: no whole batch parsed at offset %d (%d bytes fetched, high watermark %d)", p, from, len(sp.RecordBatches), sp.HighWatermark)
 			}
 		}
 	}

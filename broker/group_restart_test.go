@@ -178,8 +178,11 @@ func TestGroupMemberGoneAfterRestartExpires(t *testing.T) {
 	}
 	syncOK(t, rc, "gone", joined.MemberID, joined.Generation, map[string]string{joined.MemberID: "a"})
 
-	b2 := restartSamePort(t, b)
+	// The restarted broker starts the member's session clock while it
+	// loads __consumer_offsets, before restartSamePort returns: the time
+	// taken before the restart is no later than that.
 	loaded := time.Now()
+	b2 := restartSamePort(t, b)
 	adm := newAdmin(t, b2)
 	if d := describeGroup(t, adm, "gone"); d.State != "Stable" || len(d.Members) != 1 || d.Members[0].MemberID != joined.MemberID {
 		t.Fatalf("after the restart: %+v, want Stable with %s", d, joined.MemberID)
@@ -213,8 +216,11 @@ func describeGroup(t *testing.T, adm *kadm.Client, group string) kadm.DescribedG
 	return d
 }
 
-// heartbeatHook reports every Heartbeat answer a client reads: nil, or the
-// error it carried or failed with.
+// heartbeatHook reports every Heartbeat round trip a client makes: nil
+// when the request was written and an answer read, or the error writing or
+// reading failed with. It does not see the answer's error code: a member
+// told UNKNOWN_MEMBER_ID or ILLEGAL_GENERATION rejoins, which the tests
+// catch by its rebalance callbacks and member id instead.
 type heartbeatHook struct{ f func(error) }
 
 func (h heartbeatHook) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, e2e kgo.BrokerE2E) {

@@ -8,7 +8,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,39 +39,88 @@ func produceN(t *testing.T, b *brokertest.Broker, topic string, from, n int) {
 	}
 }
 
-// consumeGroup runs members group consumers, committing after each poll,
-// until together they have seen want distinct values, and returns how often
-// each value was seen and the (still open) clients.
-func consumeGroup(t *testing.T, b *brokertest.Broker, topic, groupID string, members, want int, opts ...kgo.Opt) (map[string]int, []*kgo.Client) {
+// groupMember is one consumer of a group: its client, the partitions its
+// rebalance callbacks say it owns now and how many it gave up, and the
+// partition of each value it polled.
+type groupMember struct {
+	cl      *kgo.Client
+	mu      sync.Mutex
+	owned   map[int32]bool
+	revoked int
+	polled  map[string]int32
+}
+
+// newGroupMember starts a consumer of topic in groupID that commits only
+// when told (consumeMembers commits after each poll) and rebalances only
+// between polls.
+func newGroupMember(t *testing.T, b *brokertest.Broker, topic, groupID string, opts ...kgo.Opt) *groupMember {
+	t.Helper()
+	m := &groupMember{owned: map[int32]bool{}, polled: map[string]int32{}}
+	track := func(own bool) func(context.Context, *kgo.Client, map[string][]int32) {
+		return func(_ context.Context, _ *kgo.Client, ps map[string][]int32) {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			for _, p := range ps[topic] {
+				if own {
+					m.owned[p] = true
+				} else if m.owned[p] {
+					delete(m.owned, p)
+					m.revoked++
+				}
+			}
+		}
+	}
+	m.cl = newClient(t, b, append([]kgo.Opt{kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(),
+		kgo.FetchMaxWait(200 * time.Millisecond), kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(track(true)), kgo.OnPartitionsRevoked(track(false)),
+		kgo.OnPartitionsLost(track(false))}, opts...)...)
+	return m
+}
+
+// ownedParts returns the partitions m owns now, sorted.
+func (m *groupMember) ownedParts() []int32 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Sorted(maps.Keys(m.owned))
+}
+
+// consumeMembers polls with every member, committing after each poll,
+// until together they have seen want distinct values, and returns how
+// often each value was seen.
+func consumeMembers(t *testing.T, groupID string, ms []*groupMember, want int) map[string]int {
 	t.Helper()
 	var mu sync.Mutex
 	seen := map[string]int{}
-	var cls []*kgo.Client
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	for range members {
-		cl := newClient(t, b, append([]kgo.Opt{kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(topic),
-			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(),
-			kgo.FetchMaxWait(200 * time.Millisecond), kgo.BlockRebalanceOnPoll()}, opts...)...)
-		cls = append(cls, cl)
+	for _, m := range ms {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				fs := cl.PollFetches(ctx)
+				fs := m.cl.PollFetches(ctx)
+				mu.Lock()
+				m.mu.Lock()
 				for _, r := range fs.Records() {
-					mu.Lock()
 					seen[string(r.Value)]++
-					mu.Unlock()
+					m.polled[string(r.Value)] = r.Partition
 				}
+				m.mu.Unlock()
+				mu.Unlock()
 				// Rebalances wait for AllowRebalance, so what was polled
 				// is committed by its owner: a record seen twice would be
-				// the coordinator's fault.
-				if err := cl.CommitUncommittedOffsets(ctx); err != nil && ctx.Err() == nil {
-					t.Errorf("commit: %v", err)
+				// the coordinator's fault. The commit has its own context:
+				// ctx ends as soon as any member has seen the last value,
+				// and a commit it cut short would be lost.
+				cctx, ccancel := context.WithTimeout(context.Background(), ioTimeout)
+				err := m.cl.CommitUncommittedOffsets(cctx)
+				ccancel()
+				if err != nil {
+					t.Errorf("group %s commit: %v", groupID, err)
 				}
-				cl.AllowRebalance()
+				m.cl.AllowRebalance()
 				mu.Lock()
 				done := len(seen) >= want
 				mu.Unlock()
@@ -85,23 +136,83 @@ func consumeGroup(t *testing.T, b *brokertest.Broker, topic, groupID string, mem
 	if len(seen) < want {
 		t.Fatalf("group %s saw %d of %d records", groupID, len(seen), want)
 	}
-	return seen, cls
+	return seen
 }
 
-func testGroupConsume(t *testing.T, opts ...kgo.Opt) {
+// consumeGroup runs members group consumers, committing after each poll,
+// until together they have seen want distinct values, and returns how often
+// each value was seen and the (still open) clients.
+func consumeGroup(t *testing.T, b *brokertest.Broker, topic, groupID string, members, want int, opts ...kgo.Opt) (map[string]int, []*kgo.Client) {
+	t.Helper()
+	var ms []*groupMember
+	var cls []*kgo.Client
+	for range members {
+		m := newGroupMember(t, b, topic, groupID, opts...)
+		ms = append(ms, m)
+		cls = append(cls, m.cl)
+	}
+	return consumeMembers(t, groupID, ms, want), cls
+}
+
+// testGroupConsume has two members share a 4-partition topic: the first
+// joins alone and owns all 4, then the second joins and each ends with 2,
+// which check (the strategy's own test) looks at. Only then are 200
+// records produced, 50 to each partition, so both members consume: each
+// only from the partitions it owns, and every record exactly once.
+func testGroupConsume(t *testing.T, check func(t *testing.T, first, second *groupMember), opts ...kgo.Opt) {
+	const parts, n = 4, 200
 	b := brokertest.Start(t, groupSettings)
 	rc := dialRaw(t, b.Addr())
-	rc.createTopic("orders", 4, nil)
-	produceN(t, b, "orders", 0, 200)
-	seen, cls := consumeGroup(t, b, "orders", "g1", 2, 200, opts...)
-	for v, n := range seen {
-		if n != 1 {
-			t.Errorf("value %s consumed %d times", v, n)
+	rc.createTopic("orders", parts, nil)
+	first := newGroupMember(t, b, "orders", "g1", opts...)
+	waitFor(t, ioTimeout, "the first member to own all 4 partitions", func() bool { return len(first.ownedParts()) == parts })
+	second := newGroupMember(t, b, "orders", "g1", opts...)
+	waitFor(t, ioTimeout, "each member to own 2 partitions", func() bool {
+		return len(first.ownedParts()) == parts/2 && len(second.ownedParts()) == parts/2
+	})
+	check(t, first, second)
+	owned := [][]int32{first.ownedParts(), second.ownedParts()}
+	if slices.ContainsFunc(owned[0], func(p int32) bool { return slices.Contains(owned[1], p) }) {
+		t.Fatalf("both members own a partition: %v and %v", owned[0], owned[1])
+	}
+
+	pr := newClient(t, b, kgo.DefaultProduceTopic("orders"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var rs []*kgo.Record
+	for i := range n {
+		rs = append(rs, &kgo.Record{Partition: int32(i % parts), Value: []byte(fmt.Sprint(i))})
+	}
+	if err := pr.ProduceSync(testCtx(t), rs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	seen := consumeMembers(t, "g1", []*groupMember{first, second}, n)
+	for v, c := range seen {
+		if c != 1 {
+			t.Errorf("value %s consumed %d times", v, c)
 		}
 	}
-	for _, cl := range cls {
-		cl.Close()
+	for i, m := range []*groupMember{first, second} {
+		if now := m.ownedParts(); !slices.Equal(now, owned[i]) {
+			t.Errorf("member %d owns %v after consuming, %v before: the group rebalanced", i+1, now, owned[i])
+		}
+		m.mu.Lock()
+		from := map[int32]int{}
+		for _, p := range m.polled {
+			from[p]++
+		}
+		m.mu.Unlock()
+		for p, k := range from {
+			if !slices.Contains(owned[i], p) {
+				t.Errorf("member %d consumed %d records of partition %d, which it does not own (%v)", i+1, k, p, owned[i])
+			}
+		}
+		for _, p := range owned[i] {
+			if from[p] != n/parts {
+				t.Errorf("member %d consumed %d records of its partition %d, want %d", i+1, from[p], p, n/parts)
+			}
+		}
 	}
+	first.cl.Close()
+	second.cl.Close()
 	adm := newAdmin(t, b)
 	offs, err := adm.FetchOffsets(testCtx(t), "g1")
 	if err != nil {
@@ -109,11 +220,11 @@ func testGroupConsume(t *testing.T, opts ...kgo.Opt) {
 	}
 	var total int64
 	offs.Each(func(o kadm.OffsetResponse) { total += o.At })
-	if total != 200 {
-		t.Fatalf("committed offsets sum to %d, want 200", total)
+	if total != n {
+		t.Fatalf("committed offsets sum to %d, want %d", total, n)
 	}
 	// A new member resumes from the commits: it sees only new records.
-	produceN(t, b, "orders", 200, 20)
+	produceN(t, b, "orders", n, 20)
 	seen2, _ := consumeGroup(t, b, "orders", "g1", 1, 20, opts...)
 	for v := range seen2 {
 		if _, old := seen[v]; old {
@@ -122,12 +233,42 @@ func testGroupConsume(t *testing.T, opts ...kgo.Opt) {
 	}
 }
 
+// Range gives each member a run of partitions, in member id order: the
+// lower id 0 and 1, the other 2 and 3.
 func TestGroupRange(t *testing.T) {
-	testGroupConsume(t, kgo.Balancers(kgo.RangeBalancer()))
+	testGroupConsume(t, func(t *testing.T, first, second *groupMember) {
+		lo, hi := first, second
+		id1, _ := first.cl.GroupMetadata()
+		id2, _ := second.cl.GroupMetadata()
+		if id2 < id1 {
+			lo, hi = second, first
+		}
+		if got := lo.ownedParts(); !slices.Equal(got, []int32{0, 1}) {
+			t.Errorf("the member with the lower id owns %v, want [0 1]", got)
+		}
+		if got := hi.ownedParts(); !slices.Equal(got, []int32{2, 3}) {
+			t.Errorf("the member with the higher id owns %v, want [2 3]", got)
+		}
+	}, kgo.Balancers(kgo.RangeBalancer()))
 }
 
+// Cooperative sticky moves only what must move: the first member keeps two
+// of its four partitions and gives up just the two the second one takes.
 func TestGroupCooperativeSticky(t *testing.T) {
-	testGroupConsume(t, kgo.Balancers(kgo.CooperativeStickyBalancer()))
+	testGroupConsume(t, func(t *testing.T, first, second *groupMember) {
+		first.mu.Lock()
+		revoked := first.revoked
+		first.mu.Unlock()
+		if revoked != 2 {
+			t.Errorf("the first member gave up %d partitions, want the 2 the second one took", revoked)
+		}
+		second.mu.Lock()
+		revoked = second.revoked
+		second.mu.Unlock()
+		if revoked != 0 {
+			t.Errorf("the second member gave up %d partitions", revoked)
+		}
+	}, kgo.Balancers(kgo.CooperativeStickyBalancer()))
 }
 
 func TestGroupStaticMembers(t *testing.T) {
