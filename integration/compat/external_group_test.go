@@ -61,16 +61,7 @@ func TestGroupKafkaPython(t *testing.T) {
 	waitCommitted(t, addr, group, topic, endsOf(r1))
 	waitGroupEmpty(t, addr, group)
 
-	r2 := produceRound(t, addr, topic, groupPartitions, 10, "r2")
-	in := make(chan polled)
-	m := newKgoMember(t, addr, group, topic, "franz-go")
-	m.start(in)
-	assertConsumedOnce(t, "franz-go resuming from kafka-python's commits", collect(t, in, len(r2))["franz-go"], r2)
-	m.commit(t)
-	waitCommitted(t, addr, group, topic, endsOf(r2))
-	m.stop()
-	m.cl.Close()
-	waitGroupEmpty(t, addr, group)
+	resumeWithFranzGo(t, addr, group, topic, "kafka-python", produceRound(t, addr, topic, groupPartitions, 10, "r2"))
 
 	r3 := produceRound(t, addr, topic, groupPartitions, 10, "r3")
 	req.Count = len(r3)

@@ -80,6 +80,21 @@ func assertConsumedOnce(t *testing.T, who string, got, want []record) {
 	assertRecords(t, who, sorted, want)
 }
 
+// resumeWithFranzGo reads round with a franz-go member that resumes from
+// the commits another client (from) left, commits, and leaves the group.
+func resumeWithFranzGo(t *testing.T, addr, group, topic, from string, round []record) {
+	t.Helper()
+	in := make(chan polled)
+	m := newKgoMember(t, addr, group, topic, "franz-go")
+	m.start(in)
+	assertConsumedOnce(t, "franz-go resuming from "+from+"'s commits", collect(t, in, len(round))["franz-go"], round)
+	m.commit(t)
+	waitCommitted(t, addr, group, topic, endsOf(round))
+	m.stop()
+	m.cl.Close()
+	waitGroupEmpty(t, addr, group)
+}
+
 // endsOf returns the offset after the last record of each partition in recs.
 func endsOf(recs []record) map[int32]int64 {
 	ends := map[int32]int64{}

@@ -144,16 +144,7 @@ func TestGroupSarama(t *testing.T) {
 	waitCommitted(t, addr, group, topic, endsOf(r1))
 	waitGroupEmpty(t, addr, group)
 
-	r2 := produceRound(t, addr, topic, groupPartitions, 10, "r2")
-	in := make(chan polled)
-	m := newKgoMember(t, addr, group, topic, "franz-go")
-	m.start(in)
-	assertConsumedOnce(t, "franz-go resuming from sarama's commits", collect(t, in, len(r2))["franz-go"], r2)
-	m.commit(t)
-	waitCommitted(t, addr, group, topic, endsOf(r2))
-	m.stop()
-	m.cl.Close()
-	waitGroupEmpty(t, addr, group)
+	resumeWithFranzGo(t, addr, group, topic, "sarama", produceRound(t, addr, topic, groupPartitions, 10, "r2"))
 
 	r3 := produceRound(t, addr, topic, groupPartitions, 10, "r3")
 	assertConsumedOnce(t, "sarama resuming from franz-go's commits", saramaGroupConsume(t, addr, group, topic, len(r3)), r3)
