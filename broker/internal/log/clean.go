@@ -84,7 +84,6 @@ type cleanSeg struct {
 	file       *segFile
 	base, next int64
 	size       int64
-	maxTs      int64
 	startPos   int64 // where the map build starts in the first dirty segment
 }
 
@@ -116,7 +115,7 @@ func (l *Log) planLocked(cfg *Config, nowMs, maxOffset int64, acquire bool) clea
 		} else {
 			p.dirty += s.size
 		}
-		cs := cleanSeg{s: s, file: s.file, base: s.base, next: s.next, size: s.size, maxTs: s.maxTs}
+		cs := cleanSeg{s: s, file: s.file, base: s.base, next: s.next, size: s.size}
 		if s.contains(p.firstDirty) {
 			cs.startPos = s.offIdx.floor(p.firstDirty - s.base)
 		}

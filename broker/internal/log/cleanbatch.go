@@ -2,6 +2,7 @@ package log
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 
@@ -132,7 +133,7 @@ func (f *batchFilter) rebase(h *batch.Header, recs []byte, base int64) ([]byte, 
 	tmp.NumRecords = int32(0)
 	// Count the records: AppendBatch wants NumRecords, ForEachRecord checks it.
 	for p := recs; len(p) > 0; tmp.NumRecords++ {
-		n, k := varintAt(p)
+		n, k := binary.Varint(p)
 		if k <= 0 || n < 0 || int64(len(p)-k) < n {
 			return nil, fmt.Errorf("log: rebase: bad record encoding")
 		}
@@ -244,16 +245,4 @@ func (l *Log) cleanGroup(ctx context.Context, g []cleanSeg, f *batchFilter, inte
 	st.RecordsRead += recsRead
 	st.RecordsRemoved += removed
 	return nil
-}
-
-// varintAt decodes a zigzag varint at the start of p; k <= 0 on error.
-func varintAt(p []byte) (v int64, k int) {
-	var u uint64
-	for i := 0; i < len(p) && i < 10; i++ {
-		u |= uint64(p[i]&0x7f) << (7 * i)
-		if p[i] < 0x80 {
-			return int64(u>>1) ^ -int64(u&1), i + 1
-		}
-	}
-	return 0, 0
 }
