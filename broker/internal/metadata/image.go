@@ -38,7 +38,27 @@ type Broker struct {
 	Host string `json:"host"`
 	Port int32  `json:"port"`
 	Rack string `json:"rack,omitempty"`
+	// Epoch is the broker epoch the active controller handed out when the
+	// broker registered (Kafka's broker epoch): a re-registration gets a
+	// larger one, and requests carrying an older one are refused. 0 is a
+	// broker registered without the controller (the server's own
+	// registration before the quorum is wired), which is never fenced.
+	Epoch int64 `json:"epoch,omitempty"`
+	// Incarnation identifies one run of the broker process: the same
+	// incarnation registering again keeps its epoch.
+	Incarnation string `json:"incarnation,omitempty"`
+	// Fenced brokers lead no partition and are in no ISR (but the last
+	// one, see controller); a broker registers fenced and is unfenced by
+	// its first heartbeat that has caught up with the metadata.
+	Fenced bool `json:"fenced,omitempty"`
+	// InControlledShutdown: the broker asked to shut down; the controller
+	// moves leadership away from it and elects it nowhere.
+	InControlledShutdown bool `json:"in_controlled_shutdown,omitempty"`
 }
+
+// Usable reports whether b may lead partitions and join ISRs: registered,
+// not fenced, not shutting down.
+func (b Broker) Usable() bool { return !b.Fenced && !b.InControlledShutdown }
 
 // Topic is a topic and its partitions.
 type Topic struct {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -13,6 +14,10 @@ var (
 	ErrUnknownTopic   = errors.New("metadata: unknown topic")
 	ErrBadRecord      = errors.New("metadata: malformed record")
 	ErrPartitionCount = errors.New("metadata: partition count can only grow")
+	// ErrStaleEpoch: a record made from an older image (a broker or
+	// partition epoch that moved on since); it changes nothing, and the
+	// controller decides again from the newer image.
+	ErrStaleEpoch = errors.New("metadata: stale epoch")
 )
 
 // Record is one change to the metadata. Exactly one field is set.
@@ -26,6 +31,17 @@ type Record struct {
 	SetBrokerConfig   *SetConfig         `json:"set_broker_config,omitempty"`
 	ChangePartition   *ChangePartition   `json:"change_partition,omitempty"`
 	AllocateProducers *AllocateProducers `json:"allocate_producers,omitempty"`
+	ChangeBroker      *ChangeBroker      `json:"change_broker,omitempty"`
+}
+
+// ChangeBroker fences, unfences or marks for controlled shutdown one
+// registration of a broker (Kafka's FenceBroker, UnfenceBroker and
+// BrokerRegistrationChange records). Epoch must be the registration's.
+type ChangeBroker struct {
+	ID                   int32 `json:"id"`
+	Epoch                int64 `json:"epoch"`
+	Fenced               *bool `json:"fenced,omitempty"`
+	InControlledShutdown *bool `json:"in_controlled_shutdown,omitempty"`
 }
 
 // SetClusterID names the cluster; it is the first record of a new cluster.
@@ -53,7 +69,11 @@ type SetConfig struct {
 	Value *string `json:"value"`
 }
 
-// ChangePartition replaces one partition's leadership and ISR.
+// ChangePartition replaces one partition's leadership and ISR. The new
+// state's Epoch must be larger than the current one (so a change made from
+// an older image is refused with ErrStaleEpoch), its LeaderEpoch no
+// smaller; its leader is -1 or in its ISR, and its ISR is a subset of its
+// replicas without repeats.
 type ChangePartition struct {
 	Topic     string    `json:"topic"`
 	Partition int32     `json:"partition"`
@@ -75,7 +95,24 @@ func (im *Image) Apply(r Record) (*Image, error) {
 	case r.SetClusterID != nil:
 		n.ClusterID = r.SetClusterID.ID
 	case r.RegisterBroker != nil:
-		n.Brokers[r.RegisterBroker.ID] = *r.RegisterBroker
+		b := *r.RegisterBroker
+		if old, ok := n.Brokers[b.ID]; ok && b.Epoch != 0 && b.Epoch <= old.Epoch {
+			return nil, fmt.Errorf("%w: broker %d registration epoch %d, registered with %d", ErrStaleEpoch, b.ID, b.Epoch, old.Epoch)
+		}
+		n.Brokers[b.ID] = b
+	case r.ChangeBroker != nil:
+		c := r.ChangeBroker
+		b, ok := n.Brokers[c.ID]
+		if !ok || b.Epoch != c.Epoch {
+			return nil, fmt.Errorf("%w: broker %d epoch %d is not registered", ErrStaleEpoch, c.ID, c.Epoch)
+		}
+		if c.Fenced != nil {
+			b.Fenced = *c.Fenced
+		}
+		if c.InControlledShutdown != nil {
+			b.InControlledShutdown = *c.InControlledShutdown
+		}
+		n.Brokers[c.ID] = b
 	case r.CreateTopic != nil:
 		t := r.CreateTopic
 		if _, ok := n.Topics[t.Name]; ok {
@@ -121,6 +158,9 @@ func (im *Image) Apply(r Record) (*Image, error) {
 		if c.Partition < 0 || int(c.Partition) >= len(t.Partitions) {
 			return nil, fmt.Errorf("%w: %s-%d", ErrUnknownTopic, c.Topic, c.Partition)
 		}
+		if err := checkChange(t.Partitions[c.Partition], c.State); err != nil {
+			return nil, fmt.Errorf("%s-%d: %w", c.Topic, c.Partition, err)
+		}
 		t.Partitions[c.Partition] = c.State
 	case r.AllocateProducers != nil:
 		a := r.AllocateProducers
@@ -157,4 +197,21 @@ func setKey(m map[string]string, k string, v *string) map[string]string {
 	}
 	m[k] = *v
 	return m
+}
+
+// checkChange validates a ChangePartition's new state against the current.
+func checkChange(cur, next Partition) error {
+	if next.Epoch <= cur.Epoch || next.LeaderEpoch < cur.LeaderEpoch {
+		return fmt.Errorf("%w: partition epoch %d (leader epoch %d) over %d (%d)",
+			ErrStaleEpoch, next.Epoch, next.LeaderEpoch, cur.Epoch, cur.LeaderEpoch)
+	}
+	for i, r := range next.ISR {
+		if !slices.Contains(next.Replicas, r) || slices.Contains(next.ISR[:i], r) {
+			return fmt.Errorf("%w: ISR %v is not a subset of replicas %v", ErrBadRecord, next.ISR, next.Replicas)
+		}
+	}
+	if next.Leader != -1 && !slices.Contains(next.ISR, next.Leader) {
+		return fmt.Errorf("%w: leader %d not in ISR %v", ErrBadRecord, next.Leader, next.ISR)
+	}
+	return nil
 }

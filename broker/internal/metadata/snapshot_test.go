@@ -8,6 +8,7 @@ import (
 
 func TestSnapshotRoundTrip(t *testing.T) {
 	v := "compact"
+	yes := true
 	im := Empty()
 	for _, r := range []Record{
 		{SetClusterID: &SetClusterID{ID: "c1"}},
@@ -18,6 +19,9 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		{SetTopicConfig: &SetConfig{Name: "b", Key: "cleanup.policy", Value: &v}},
 		{SetBrokerConfig: &SetConfig{Name: "1", Key: "k", Value: &v}},
 		{AllocateProducers: &AllocateProducers{Start: 0, Count: 1000}},
+		{RegisterBroker: &Broker{ID: 3, Host: "h3", Port: 9092, Rack: "r", Epoch: 9, Incarnation: "i3", Fenced: true}},
+		{ChangeBroker: &ChangeBroker{ID: 3, Epoch: 9, InControlledShutdown: &yes}},
+		{ChangePartition: &ChangePartition{Topic: "b", Partition: 0, State: Partition{Leader: 2, LeaderEpoch: 1, Epoch: 1, Replicas: []int32{1, 2}, ISR: []int32{2}}}},
 	} {
 		next, err := im.Apply(r)
 		if err != nil {
@@ -41,6 +45,12 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 	if err := got.WriteSnapshot(&b); err != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
 		t.Fatalf("equal images wrote different snapshots (%v)", err)
+	}
+	if b := got.Brokers[3]; b.Epoch != 9 || b.Incarnation != "i3" || !b.Fenced || !b.InControlledShutdown {
+		t.Fatalf("broker 3 after round trip: %+v", b)
+	}
+	if p := got.Topic("b").Partitions[0]; p.Leader != 2 || p.LeaderEpoch != 1 || p.Epoch != 1 {
+		t.Fatalf("partition after round trip: %+v", p)
 	}
 	if im.Equal(Empty()) {
 		t.Fatal("Equal says a full image equals the empty one")

@@ -51,6 +51,7 @@ var errorCodes = []struct {
 	{"unknown_topic", metadata.ErrUnknownTopic},
 	{"bad_record", metadata.ErrBadRecord},
 	{"partition_count", metadata.ErrPartitionCount},
+	{"stale_epoch", metadata.ErrStaleEpoch},
 }
 
 const codeOther = "other"
