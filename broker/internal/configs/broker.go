@@ -69,6 +69,12 @@ type Broker struct {
 	ReplicaFetchWaitMaxMs int32
 	ReplicaLagTimeMaxMs   int64
 
+	BrokerSessionTimeoutMs             int32
+	BrokerHeartbeatIntervalMs          int32
+	AutoLeaderRebalanceEnable          bool
+	LeaderImbalancePerBrokerPercentage int32
+	LeaderImbalanceCheckIntervalSecs   int64
+
 	OffsetsTopicNumPartitions     int32
 	OffsetsTopicReplicationFactor int16
 	OffsetsTopicSegmentBytes      int32
@@ -186,6 +192,11 @@ func ResolveBroker(b BrokerLayers) (Broker, error) {
 	c.ReplicaFetchMaxBytes = i32(get("replica.fetch.max.bytes"))
 	c.ReplicaFetchWaitMaxMs = i32(get("replica.fetch.wait.max.ms"))
 	c.ReplicaLagTimeMaxMs = i64(get("replica.lag.time.max.ms"))
+	c.BrokerSessionTimeoutMs = i32(get("broker.session.timeout.ms"))
+	c.BrokerHeartbeatIntervalMs = i32(get("broker.heartbeat.interval.ms"))
+	c.AutoLeaderRebalanceEnable = get("auto.leader.rebalance.enable") == "true"
+	c.LeaderImbalancePerBrokerPercentage = i32(get("leader.imbalance.per.broker.percentage"))
+	c.LeaderImbalanceCheckIntervalSecs = i64(get("leader.imbalance.check.interval.seconds"))
 	c.OffsetsTopicNumPartitions = i32(get("offsets.topic.num.partitions"))
 	c.OffsetsTopicReplicationFactor = int16(i64(get("offsets.topic.replication.factor")))
 	c.OffsetsTopicSegmentBytes = i32(get("offsets.topic.segment.bytes"))

@@ -180,6 +180,16 @@ var brokerTable = newTable(true, []*Def{
 		"How long a follower's fetch may wait at the leader for new data."),
 	newDef("replica.lag.time.max.ms", Long, "30000", atLeast(1),
 		"A follower that has not caught up with the leader's log end for this long leaves the ISR."),
+	newDef("broker.session.timeout.ms", Int, "9000", atLeast(1),
+		"The active controller fences a broker that has not heartbeated for this long: it leads no partition and leaves the ISRs."),
+	newDef("broker.heartbeat.interval.ms", Int, "2000", atLeast(1),
+		"How often a broker heartbeats to the active controller."),
+	newDef("auto.leader.rebalance.enable", Boolean, "true", none,
+		"The active controller moves leadership back to each partition's preferred replica (the first) when a broker's share of partitions led by others passes leader.imbalance.per.broker.percentage."),
+	newDef("leader.imbalance.per.broker.percentage", Int, "10", between(0, 100),
+		"The share, in percent, of a broker's preferred partitions led by others above which the controller rebalances leadership."),
+	newDef("leader.imbalance.check.interval.seconds", Long, "300", atLeast(1),
+		"How often the active controller checks for leader imbalance."),
 
 	// --- group coordinator ---
 

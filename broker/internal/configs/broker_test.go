@@ -34,6 +34,18 @@ func TestParseBrokerDefaults(t *testing.T) {
 	if b.TopicDefaults != DefaultTopic() {
 		t.Errorf("topic defaults %+v", b.TopicDefaults)
 	}
+	if b.BrokerSessionTimeoutMs != 9000 || b.BrokerHeartbeatIntervalMs != 2000 || !b.AutoLeaderRebalanceEnable ||
+		b.LeaderImbalancePerBrokerPercentage != 10 || b.LeaderImbalanceCheckIntervalSecs != 300 {
+		t.Errorf("controller settings %+v", b)
+	}
+	b, err = ParseBroker(map[string]string{"broker.session.timeout.ms": "3000", "auto.leader.rebalance.enable": "false",
+		"leader.imbalance.per.broker.percentage": "25"})
+	if err != nil || b.BrokerSessionTimeoutMs != 3000 || b.AutoLeaderRebalanceEnable || b.LeaderImbalancePerBrokerPercentage != 25 {
+		t.Errorf("controller settings set: %v %+v", err, b)
+	}
+	if _, err := ParseBroker(map[string]string{"leader.imbalance.per.broker.percentage": "101"}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("percentage 101: %v", err)
+	}
 }
 
 func TestParseBroker(t *testing.T) {
