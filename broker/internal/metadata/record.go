@@ -158,7 +158,7 @@ func (im *Image) Apply(r Record) (*Image, error) {
 		if c.Partition < 0 || int(c.Partition) >= len(t.Partitions) {
 			return nil, fmt.Errorf("%w: %s-%d", ErrUnknownTopic, c.Topic, c.Partition)
 		}
-		if err := checkChange(t.Partitions[c.Partition], c.State); err != nil {
+		if err := n.checkChange(t.Partitions[c.Partition], c.State); err != nil {
 			return nil, fmt.Errorf("%s-%d: %w", c.Topic, c.Partition, err)
 		}
 		t.Partitions[c.Partition] = c.State
@@ -199,8 +199,12 @@ func setKey(m map[string]string, k string, v *string) map[string]string {
 	return m
 }
 
-// checkChange validates a ChangePartition's new state against the current.
-func checkChange(cur, next Partition) error {
+// checkChange validates a ChangePartition's new state against the current
+// one and the brokers: a leader must be a registered broker that is
+// Usable, and so must every ISR member while the partition has a leader
+// (an offline partition keeps its last ISR member, fenced or not). So a
+// change decided on an older image (a broker fenced since) is refused.
+func (im *Image) checkChange(cur, next Partition) error {
 	if next.Epoch <= cur.Epoch || next.LeaderEpoch < cur.LeaderEpoch {
 		return fmt.Errorf("%w: partition epoch %d (leader epoch %d) over %d (%d)",
 			ErrStaleEpoch, next.Epoch, next.LeaderEpoch, cur.Epoch, cur.LeaderEpoch)
@@ -212,6 +216,13 @@ func checkChange(cur, next Partition) error {
 	}
 	if next.Leader != -1 && !slices.Contains(next.ISR, next.Leader) {
 		return fmt.Errorf("%w: leader %d not in ISR %v", ErrBadRecord, next.Leader, next.ISR)
+	}
+	if next.Leader != -1 {
+		for _, r := range next.ISR {
+			if b, ok := im.Brokers[r]; !ok || !b.Usable() {
+				return fmt.Errorf("%w: broker %d in ISR %v is not registered, fenced or shutting down", ErrStaleEpoch, r, next.ISR)
+			}
+		}
 	}
 	return nil
 }

@@ -47,6 +47,8 @@ func TestBrokerAndPartitionChanges(t *testing.T) {
 		{"leader epoch smaller", Record{ChangePartition: &ChangePartition{Topic: "t", State: Partition{Leader: 2, LeaderEpoch: -1, Epoch: 1, Replicas: []int32{1, 2}, ISR: []int32{2}}}}, ErrStaleEpoch},
 		{"leader outside the ISR", Record{ChangePartition: &ChangePartition{Topic: "t", State: Partition{Leader: 1, Epoch: 1, Replicas: []int32{1, 2}, ISR: []int32{2}}}}, ErrBadRecord},
 		{"ISR outside the replicas", Record{ChangePartition: &ChangePartition{Topic: "t", State: Partition{Leader: 2, Epoch: 1, Replicas: []int32{1, 2}, ISR: []int32{2, 3}}}}, ErrBadRecord},
+		{"fenced leader", Record{ChangePartition: &ChangePartition{Topic: "t", State: Partition{Leader: 1, Epoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1}}}}, ErrStaleEpoch},
+		{"fenced ISR member", Record{ChangePartition: &ChangePartition{Topic: "t", State: Partition{Leader: 2, Epoch: 1, Replicas: []int32{1, 2}, ISR: []int32{2, 1}}}}, ErrStaleEpoch},
 		{"ISR repeats", Record{ChangePartition: &ChangePartition{Topic: "t", State: Partition{Leader: 2, Epoch: 1, Replicas: []int32{1, 2}, ISR: []int32{2, 2}}}}, ErrBadRecord},
 	} {
 		before := im
@@ -70,7 +72,8 @@ func TestBrokerAndPartitionChanges(t *testing.T) {
 	if b := im.Brokers[1]; b.Epoch != 8 || b.InControlledShutdown {
 		t.Fatalf("re-registered broker: %+v", b)
 	}
-	must(Record{ChangePartition: &ChangePartition{Topic: "t", State: Partition{Leader: -1, LeaderEpoch: 1, Epoch: 1, Replicas: []int32{1, 2}, ISR: []int32{2}}}})
+	// Offline, keeping a fenced last ISR member.
+	must(Record{ChangePartition: &ChangePartition{Topic: "t", State: Partition{Leader: -1, LeaderEpoch: 1, Epoch: 1, Replicas: []int32{1, 2}, ISR: []int32{1}}}})
 	if p := im.Topic("t").Partitions[0]; p.Leader != -1 || p.Epoch != 1 {
 		t.Fatalf("partition: %+v", p)
 	}
