@@ -244,4 +244,3 @@ func (c *Controller) Sessions() map[int32]time.Time {
 	}
 	return m
 }
-

@@ -19,6 +19,7 @@ import (
 const (
 	kindRaft    byte = 'R'
 	kindForward byte = 'F'
+	kindCall    byte = 'C'
 )
 
 // routeTimeout bounds how long an accepted connection may take to send its
@@ -50,8 +51,9 @@ func newMux(ln net.Listener, addr string, logger *slog.Logger) *mux {
 }
 
 // serve accepts connections until close, routing raft ones to raftCh and
-// forward ones to serveForward, each on its own goroutine.
-func (m *mux) serve(serveForward func(net.Conn)) {
+// the others to the handler of their kind (forward, call), each on its
+// own goroutine.
+func (m *mux) serve(handlers map[byte]func(net.Conn)) {
 	m.wg.Go(func() {
 		for {
 			c, err := m.ln.Accept()
@@ -71,12 +73,12 @@ func (m *mux) serve(serveForward func(net.Conn)) {
 			if !ok {
 				return
 			}
-			m.wg.Go(func() { m.route(c, serveForward) })
+			m.wg.Go(func() { m.route(c, handlers) })
 		}
 	})
 }
 
-func (m *mux) route(c net.Conn, serveForward func(net.Conn)) {
+func (m *mux) route(c net.Conn, handlers map[byte]func(net.Conn)) {
 	var kind [1]byte
 	c.SetReadDeadline(time.Now().Add(routeTimeout))
 	if _, err := c.Read(kind[:]); err != nil {
@@ -84,6 +86,10 @@ func (m *mux) route(c net.Conn, serveForward func(net.Conn)) {
 		return
 	}
 	c.SetReadDeadline(time.Time{})
+	if h, ok := handlers[kind[0]]; ok {
+		h(c)
+		return
+	}
 	switch kind[0] {
 	case kindRaft:
 		select {
@@ -91,8 +97,6 @@ func (m *mux) route(c net.Conn, serveForward func(net.Conn)) {
 		case <-m.closing:
 			c.Close()
 		}
-	case kindForward:
-		serveForward(c)
 	default:
 		m.logger.Warn("quorum: unknown protocol byte on the controller port", "byte", kind[0], "remote", c.RemoteAddr())
 		c.Close()

@@ -55,6 +55,8 @@ func TestControllerPortBadInput(t *testing.T) {
 	}
 	closed("unknown protocol byte", []byte{'X'}, false)
 	closed("oversized forward frame", []byte{kindForward, 0xff, 0xff, 0xff, 0xff}, false)
+	closed("oversized call frame", []byte{kindCall, 0xff, 0xff, 0xff, 0xff}, false)
+	closed("truncated call frame", []byte{kindCall, 0, 0, 0, 9, 'x'}, true)
 	// The server cannot know a frame is truncated until the input ends.
 	closed("truncated forward frame", []byte{kindForward, 0, 0, 0, 9, '['}, true)
 

@@ -28,6 +28,7 @@ type Quorum struct {
 	// notify receives raft's leadership changes (raft.Config.NotifyCh).
 	notify  chan bool
 	closing chan struct{}
+	calls   calls // the call RPC's handler (call.go)
 	wg      sync.WaitGroup // the notifier and Propose's apply waiters
 
 	mu struct {
@@ -67,6 +68,7 @@ func Open(cfg Config) (*Quorum, error) {
 		notify:  make(chan bool),
 		closing: make(chan struct{}),
 	}
+	q.calls.init()
 	rc := cfg.raftConfig(q.notify)
 	ok := false
 	defer func() {
@@ -137,7 +139,7 @@ func Open(cfg Config) (*Quorum, error) {
 	}
 	ok = true
 	if q.mux != nil {
-		q.mux.serve(q.serveForward)
+		q.mux.serve(map[byte]func(net.Conn){kindForward: q.serveForward, kindCall: q.serveCall})
 	}
 	q.wg.Go(q.notifyLoop)
 	return q, nil
@@ -222,6 +224,7 @@ func (q *Quorum) Close() error {
 	q.mu.closed = true
 	close(q.closing)
 	q.mu.Unlock()
+	q.calls.cancel()
 	err := q.raft.Shutdown().Error()
 	if q.mux != nil {
 		q.mux.close() // raft closed it already; this waits for its goroutines
