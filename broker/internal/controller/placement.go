@@ -106,3 +106,17 @@ func rackAlternated(brokers []metadata.Broker) (list []int32, rackOf map[int32]s
 	}
 	return list, rackOf, len(names)
 }
+
+// StartOf is the Start that makes Place continue a topic whose partition 0
+// is led by broker leader: leader's index in the rack-alternated list of
+// the usable brokers (0 if it is not among them).
+func StartOf(brokers []metadata.Broker, leader int32) int {
+	var live []metadata.Broker
+	for _, b := range brokers {
+		if b.Usable() {
+			live = append(live, b)
+		}
+	}
+	list, _, _ := rackAlternated(live)
+	return max(0, slices.Index(list, leader))
+}

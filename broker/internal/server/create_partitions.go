@@ -60,9 +60,9 @@ func (s *Server) planPartitions(rt kmsg.CreatePartitionsRequestTopic) (*metadata
 		}
 		return rec, nil
 	}
-	rf := int16(len(t.Partitions[0].Replicas))
-	if int(rf) > len(brokers) {
-		return nil, kafkaErr(kerr.InvalidReplicationFactor, "replication factor %d is more than the %d brokers available", rf, len(brokers))
+	parts, err := s.assign(im, rt.Topic, have, add, int16(len(t.Partitions[0].Replicas)))
+	if err != nil {
+		return nil, err
 	}
-	return &metadata.AddPartitions{Topic: rt.Topic, Partitions: s.assign(brokers, have, add, rf)}, nil
+	return &metadata.AddPartitions{Topic: rt.Topic, Partitions: parts}, nil
 }

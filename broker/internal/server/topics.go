@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	mathrand "math/rand/v2"
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/runnel-io/runnel/broker/internal/configs"
+	"github.com/runnel-io/runnel/broker/internal/controller"
 	"github.com/runnel-io/runnel/broker/internal/metadata"
 )
 
@@ -78,10 +80,9 @@ func (s *Server) planTopic(im *metadata.Image, spec topicSpec) (*metadata.Topic,
 		if n > maxPartitionsPerRequest {
 			return nil, kafkaErr(kerr.PolicyViolation, "%d partitions is more than the %d one request may create", n, maxPartitionsPerRequest)
 		}
-		if rf <= 0 || int(rf) > len(brokers) {
-			return nil, kafkaErr(kerr.InvalidReplicationFactor, "replication factor %d is not between 1 and the %d brokers available", rf, len(brokers))
+		if parts, err = s.assign(im, spec.name, 0, n, rf); err != nil {
+			return nil, err
 		}
-		parts = s.assign(brokers, 0, n, rf)
 	}
 	t := &metadata.Topic{Name: spec.name, Partitions: parts, Configs: norm}
 	if _, err := rand.Read(t.ID[:]); err != nil {
@@ -110,18 +111,33 @@ func newPartition(replicas []int32) metadata.Partition {
 	return metadata.Partition{Leader: replicas[0], Replicas: slices.Clone(replicas), ISR: slices.Clone(replicas)}
 }
 
-// assign places partitions [first, first+n) round robin over the brokers,
-// each partition's replicas on consecutive brokers from a rotating start.
-func (s *Server) assign(brokers []int32, first, n int32, rf int16) []metadata.Partition {
+// assign places partitions [first, first+n) of topic with the
+// controller's rack-aware placer (controller.Place): leaders and replicas
+// spread evenly over the usable brokers, one replica per rack while racks
+// allow. A new topic starts at a random broker, as Kafka's placer does;
+// added partitions continue from the broker leading partition 0. The
+// error is INVALID_REPLICATION_FACTOR when rf is not between 1 and the
+// usable (unfenced, not shutting down) brokers.
+func (s *Server) assign(im *metadata.Image, topic string, first, n int32, rf int16) ([]metadata.Partition, error) {
+	brokers := make([]metadata.Broker, 0, len(im.Brokers))
+	for _, id := range im.BrokerIDs() {
+		brokers = append(brokers, im.Brokers[id])
+	}
+	start := mathrand.IntN(max(1, len(brokers)))
+	if t := im.Topic(topic); t != nil && len(t.Partitions) > 0 && len(t.Partitions[0].Replicas) > 0 {
+		start = controller.StartOf(brokers, t.Partitions[0].Replicas[0])
+	}
+	placed, err := controller.Place(brokers, controller.Placement{
+		First: int(first), Count: int(n), ReplicationFactor: int(rf), Start: start,
+	})
+	if err != nil {
+		return nil, kafkaErr(kerr.InvalidReplicationFactor, "%v", err)
+	}
 	parts := make([]metadata.Partition, 0, n)
-	for i := first; i < first+n; i++ {
-		replicas := make([]int32, rf)
-		for r := range replicas {
-			replicas[r] = brokers[(int(i)+r)%len(brokers)]
-		}
+	for _, replicas := range placed {
 		parts = append(parts, newPartition(replicas))
 	}
-	return parts
+	return parts, nil
 }
 
 // autoCreate creates topics named in a Metadata request that do not exist,
