@@ -10,13 +10,13 @@ import (
 // AlterPartitionRequest is one partition of a leader's AlterPartition: the
 // ISR it proposes, and the epochs it holds.
 type AlterPartitionRequest struct {
-	Broker         int32 // the requesting leader
-	BrokerEpoch    int64
-	Topic          string
-	Partition      int32
-	LeaderEpoch    int32
-	PartitionEpoch int32
-	ISR            []int32
+	Broker         int32   `json:"broker"` // the requesting leader
+	BrokerEpoch    int64   `json:"broker_epoch"`
+	Topic          string  `json:"topic"`
+	Partition      int32   `json:"partition"`
+	LeaderEpoch    int32   `json:"leader_epoch"`
+	PartitionEpoch int32   `json:"partition_epoch"`
+	ISR            []int32 `json:"isr"`
 }
 
 // AlterPartition validates a leader's ISR change against im (a pure

@@ -113,7 +113,10 @@
 // Brokers reach the active controller with quorum.Quorum.CallLeader, an
 // opaque request/response RPC on the controller port that the leader
 // answers with the handler it registered (quorum.Quorum.HandleCalls),
-// retried across leader changes.
+// retried across leader changes. Its payload is a [Request] (registration,
+// heartbeat or AlterPartition) and its answer a [Response], JSON
+// (wire.go); a refusal travels as its Kafka code and comes back as the
+// same sentinel (Response.Err).
 //
 // # Files
 //
@@ -123,4 +126,5 @@
 //	election.go         ElectLeader (PREFERRED, UNCLEAN), the auto rebalance
 //	placement.go        Place, StartOf
 //	errors.go           the sentinels and their Kafka errors
+//	wire.go             Request and Response, the payloads of quorum.CallLeader
 package controller

@@ -9,19 +9,19 @@ import (
 
 // Registration is a broker's BrokerRegistration request.
 type Registration struct {
-	ID   int32
-	Host string
-	Port int32
-	Rack string
+	ID   int32  `json:"id"`
+	Host string `json:"host"`
+	Port int32  `json:"port"`
+	Rack string `json:"rack,omitempty"`
 	// Incarnation identifies this run of the broker process (Kafka's
 	// incarnation id): registering again with the same one is idempotent.
-	Incarnation string
+	Incarnation string `json:"incarnation"`
 }
 
 // RegistrationReply is the controller's answer: the broker epoch to send
 // in heartbeats and AlterPartition.
 type RegistrationReply struct {
-	Epoch int64
+	Epoch int64 `json:"epoch"`
 }
 
 // Register handles a BrokerRegistration. A new registration (a new
@@ -58,24 +58,24 @@ func (c *Controller) Register(im *metadata.Image, now time.Time, r Registration)
 
 // Heartbeat is a broker's BrokerHeartbeat request.
 type Heartbeat struct {
-	ID    int32
-	Epoch int64
+	ID    int32 `json:"id"`
+	Epoch int64 `json:"epoch"`
 	// MetadataOffset is the offset of the last metadata record the broker
 	// applied (the image's Offset).
-	MetadataOffset int64
-	WantFence      bool
-	WantShutdown   bool
+	MetadataOffset int64 `json:"metadata_offset"`
+	WantFence      bool  `json:"want_fence,omitempty"`
+	WantShutdown   bool  `json:"want_shutdown,omitempty"`
 }
 
 // HeartbeatReply is the controller's answer, as the image will be once
 // the returned records are applied.
 type HeartbeatReply struct {
 	// IsCaughtUp: the broker has applied its own registration.
-	IsCaughtUp bool
-	IsFenced   bool
+	IsCaughtUp bool `json:"is_caught_up,omitempty"`
+	IsFenced   bool `json:"is_fenced,omitempty"`
 	// ShouldShutDown: the broker asked to shut down and leads no partition
 	// any more (or is fenced): it may stop now.
-	ShouldShutDown bool
+	ShouldShutDown bool `json:"should_shut_down,omitempty"`
 }
 
 // Heartbeat handles a BrokerHeartbeat: it renews the broker's session,
