@@ -63,10 +63,23 @@
 //
 // # The controller port
 //
-// Raft RPCs and the forward RPC share the voter address: the dialer's
-// first byte says which ('R': raft's NetworkTransport stream, 'F': one
-// forwarded proposal). So controller.quorum.voters stays Kafka's shape and
-// there is no second port. The port is not authenticated, like a Kafka
+// Raft RPCs, the forward RPC and the call RPC share the voter address:
+// the dialer's first byte says which ('R': raft's NetworkTransport stream,
+// 'F': one forwarded proposal, 'C': one call). So controller.quorum.voters
+// stays Kafka's shape and there is no second port.
+//
+// # Calls to the leader
+//
+// CallLeader(ctx, payload) sends opaque bytes to the current leader and
+// returns the answer of the handler the leader registered with
+// HandleCalls (call.go): brokers reach the active controller this way
+// (heartbeats, registrations, AlterPartition; the payloads are
+// broker/internal/controller's Request and Response). On the leader the
+// handler is called directly. While no leader is known, the node called
+// no longer leads, or the leader has no handler yet, it retries with
+// Propose's backoff until ctx ends (ErrNoQuorum): the call was not
+// handled. A connection lost after sending gives ErrCallLost (it may have
+// been handled); a handler's error ErrCallFailed with its text. The port is not authenticated, like a Kafka
 // CONTROLLER listener on PLAINTEXT: bind it to a private network.
 //
 // # Goroutines
@@ -76,7 +89,8 @@
 //     stops them on Shutdown, and the mux closes their connections.
 //   - mux accept loop, and one routing goroutine per accepted connection,
 //     which becomes the forward RPC's handler for 'F' connections (it
-//     waits for the proposal's commit); mux.close waits for them.
+//     waits for the proposal's commit) and runs the call handler for 'C'
+//     ones (its ctx ends on Close); mux.close waits for them.
 //   - notifyLoop: passes raft's leadership changes to OnLeadership
 //     callbacks; stops on Close.
 //   - one per proposal Propose makes on the leader, waiting for raft's
@@ -92,7 +106,8 @@
 // fsm.mu (held while watchers run; Watch takes it to register and read the
 // image together) → whatever the watchers take (the server's locks).
 // Quorum.leading is held while OnLeadership callbacks run. Quorum.mu
-// (closed flag) and mux.mu (connection set) are leaves. The image and the
+// (closed flag), mux.mu (connection set) and calls.mu (the call handler,
+// held only to read or set it) are leaves. The image and the
 // applied index are atomics: Image and MetadataOffset take no lock.
 //
 // # Files
@@ -102,5 +117,6 @@
 //	fsm.go       the FSM: Apply, Snapshot/Restore, waitApplied
 //	propose.go   Propose, Sync, the leader's apply, the errors
 //	forward.go   the forward RPC: follower → leader proposals
-//	mux.go       the controller listener shared by raft and the forward RPC
+//	call.go      the call RPC: CallLeader, HandleCalls
+//	mux.go       the controller listener shared by raft, the forward and call RPCs
 package quorum
