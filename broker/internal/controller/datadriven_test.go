@@ -32,6 +32,7 @@ import (
 //	elect topic=T p=N type=preferred|unclean
 //	place brokers=1:rack,2,3:rack:fenced n=N rf=N [start=N] [first=N]
 //	show                      (brokers and partitions)
+//	new-controller            (a failover: a new Controller, same config)
 //
 // Every command prints its reply or Kafka error and the records it made,
 // which are then applied to the image (they must apply), and the
@@ -197,6 +198,11 @@ func TestDataDriven(t *testing.T) {
 				return formatPlacement(brokers, out, int(num("first", 0)))
 			case "show":
 				return show(im)
+			case "new-controller":
+				if c != nil {
+					c.dropped, c = 0, New(cfg)
+				}
+				return "ok\n"
 			default:
 				d.Fatalf(t, "unknown command %s", d.Cmd)
 			}

@@ -47,6 +47,7 @@ func ElectLeader(im *metadata.Image, topic string, partition int32, typ Election
 				ErrPreferredLeaderNotAvailable, topic, partition, pref, p.ISR)
 		}
 		leader = pref
+		isr = slices.DeleteFunc(slices.Clone(isr), func(r int32) bool { return !usable(im, r) })
 	case Unclean:
 		if p.Leader >= 0 && usable(im, p.Leader) && slices.Contains(p.ISR, p.Leader) {
 			return nil, fmt.Errorf("%w: %s-%d has leader %d", ErrElectionNotNeeded, topic, partition, p.Leader)

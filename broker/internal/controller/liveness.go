@@ -31,7 +31,10 @@ type RegistrationReply struct {
 // re-elected as if it was fenced. The same incarnation registering again
 // gets its epoch back and changes nothing. Another incarnation while the
 // registered one is unfenced and its session alive is
-// ErrDuplicateBrokerRegistration, as in Kafka.
+// ErrDuplicateBrokerRegistration, as in Kafka (a controller that has not
+// seen the registered one yet gives it a full session first, so a broker
+// restarted right after a controller failover waits for the old session
+// to run out).
 func (c *Controller) Register(im *metadata.Image, now time.Time, r Registration) (RegistrationReply, []metadata.Record, error) {
 	if r.ID < 0 || r.Incarnation == "" || r.Port < 0 {
 		return RegistrationReply{}, nil, fmt.Errorf("%w: id %d, port %d, incarnation %q", ErrInvalidRegistration, r.ID, r.Port, r.Incarnation)
@@ -41,7 +44,14 @@ func (c *Controller) Register(im *metadata.Image, now time.Time, r Registration)
 		return RegistrationReply{Epoch: old.Epoch}, nil, nil
 	}
 	if exists && old.Epoch != 0 && !old.Fenced {
-		if s, ok := c.sessions[r.ID]; ok && s.epoch == old.Epoch && now.Before(s.deadline) {
+		s, ok := c.sessions[r.ID]
+		if !ok || s.epoch != old.Epoch {
+			// Not seen since this controller started: a full session from
+			// now, as Tick would give it.
+			s = session{epoch: old.Epoch, deadline: now.Add(c.cfg.SessionTimeout)}
+			c.sessions[r.ID] = s
+		}
+		if now.Before(s.deadline) {
 			return RegistrationReply{}, nil, fmt.Errorf("%w: broker %d (incarnation %s, epoch %d) heartbeated until %s",
 				ErrDuplicateBrokerRegistration, r.ID, old.Incarnation, old.Epoch, s.deadline.Sub(now))
 		}
