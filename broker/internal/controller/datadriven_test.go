@@ -15,7 +15,8 @@ import (
 	"github.com/runnel-io/runnel/broker/internal/metadata"
 )
 
-// TestDataDriven runs the scripts in testdata/. Commands:
+// TestDataDriven runs the scripts in testdata/scripts/ (not testdata/
+// itself, where go test keeps fuzz corpora). Commands:
 //
 //	config [session=MS] [unclean=BOOL] [rebalance=BOOL] [pct=N] [interval=MS]
 //	                          (before the first command that uses the controller)
@@ -38,7 +39,7 @@ import (
 // which are then applied to the image (they must apply), and the
 // partition invariants are checked.
 func TestDataDriven(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+	datadriven.Walk(t, "testdata/scripts", func(t *testing.T, path string) {
 		now := time.UnixMilli(1_000_000)
 		cfg := Config{SessionTimeout: 9 * time.Second, LeaderImbalancePercentage: 10, LeaderImbalanceCheckInterval: 300 * time.Second}
 		var c *Controller
