@@ -15,11 +15,13 @@ import (
 // heartbeats (stale epochs, lagging offsets, fence and shutdown requests),
 // time passing, AlterPartition proposals (some with stale epochs or
 // ineligible replicas), ElectLeaders, topic creations placed by Place and
-// config changes, and checks after every step: every batch of records
+// config changes, and controller failovers (a new Controller), and checks
+// after every step: every batch of records
 // applies whole; leaders are always usable ISR members or -1; ISRs are
 // non-empty subsets of the replicas holding only usable brokers while
-// the partition has a leader; broker and partition epochs only grow; the
-// controller dropped nothing.
+// the partition has a leader; broker and partition epochs only grow; a
+// broker told it may shut down leads nothing; the controller dropped
+// nothing.
 //
 // The controller itself is always given the newest image (its contract:
 // the owner feeds it an image that includes every record it returned
@@ -32,11 +34,11 @@ import (
 func TestRandomOperations(t *testing.T) {
 	// What the runs covered, so a generator that stops reaching a case
 	// fails the test instead of passing vacuously.
-	var fenced, offline, unclean, refused, repaired int
+	var fenced, offline, unclean, refused, repaired, shutdowns, failovers int
 	defer func() {
-		t.Logf("fencings %d, partitions gone offline %d, unclean elections %d, stale changes refused %d, stale topics repaired %d",
-			fenced, offline, unclean, refused, repaired)
-		if fenced == 0 || offline == 0 || unclean == 0 || refused == 0 || repaired == 0 {
+		t.Logf("fencings %d, partitions gone offline %d, unclean elections %d, stale changes refused %d, stale topics repaired %d, "+
+			"controlled shutdowns done %d, controller failovers %d", fenced, offline, unclean, refused, repaired, shutdowns, failovers)
+		if fenced == 0 || offline == 0 || unclean == 0 || refused == 0 || repaired == 0 || shutdowns == 0 || failovers == 0 {
 			t.Error("a case was never reached")
 		}
 	}()
@@ -95,6 +97,9 @@ func TestRandomOperations(t *testing.T) {
 				return isr
 			}
 			for step := range 1500 {
+				// stopping is a broker told it may shut down this step: it
+				// must lead nothing once the step's records apply.
+				var stopping int32 = -1
 				op := rng.IntN(20)
 				base := im
 				stale := step > 0 && op >= 11 && op < 18 && rng.IntN(4) == 0
@@ -116,8 +121,13 @@ func TestRandomOperations(t *testing.T) {
 					if rng.IntN(10) == 0 {
 						epoch--
 					}
-					_, recs, _ = c.Heartbeat(base, now, Heartbeat{ID: id, Epoch: epoch,
+					var reply HeartbeatReply
+					var err error
+					reply, recs, err = c.Heartbeat(base, now, Heartbeat{ID: id, Epoch: epoch,
 						MetadataOffset: base.Offset - int64(rng.IntN(3)), WantFence: rng.IntN(15) == 0, WantShutdown: rng.IntN(12) == 0})
+					if err == nil && reply.ShouldShutDown {
+						stopping = id
+					}
 				case op < 11:
 					now = now.Add(time.Duration(rng.IntN(4000)) * time.Millisecond)
 					recs = c.Tick(base, now)
@@ -171,6 +181,10 @@ func TestRandomOperations(t *testing.T) {
 					}
 					topics++
 					recs = []metadata.Record{{CreateTopic: tp}}
+				case op == 18 && rng.IntN(10) == 0:
+					// A controller failover: the sessions start again.
+					c = New(c.cfg)
+					failovers++
 				default:
 					v := fmt.Sprint(rng.IntN(2) == 0)
 					recs = []metadata.Record{{SetBrokerConfig: &metadata.SetConfig{Key: "unclean.leader.election.enable", Value: &v}}}
@@ -207,6 +221,12 @@ func TestRandomOperations(t *testing.T) {
 					prev = im
 				}
 				im = next
+				if stopping >= 0 {
+					shutdowns++
+					if leadsAny(im, stopping) {
+						t.Fatalf("step %d: broker %d may shut down but leads partitions\n%s", step, stopping, show(im))
+					}
+				}
 				// (repaired counts ticks that changed something after a
 				// stale topic; the check below is what proves the repair.)
 				if stale && len(recs) > 0 && recs[0].CreateTopic != nil {
