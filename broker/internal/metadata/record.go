@@ -96,7 +96,9 @@ func (im *Image) Apply(r Record) (*Image, error) {
 		n.ClusterID = r.SetClusterID.ID
 	case r.RegisterBroker != nil:
 		b := *r.RegisterBroker
-		if old, ok := n.Brokers[b.ID]; ok && b.Epoch != 0 && b.Epoch <= old.Epoch {
+		// A registration must raise the epoch; one without the controller
+		// (epoch 0) may not replace one the controller made.
+		if old, ok := n.Brokers[b.ID]; ok && old.Epoch != 0 && b.Epoch <= old.Epoch {
 			return nil, fmt.Errorf("%w: broker %d registration epoch %d, registered with %d", ErrStaleEpoch, b.ID, b.Epoch, old.Epoch)
 		}
 		n.Brokers[b.ID] = b

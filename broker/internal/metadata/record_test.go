@@ -32,6 +32,7 @@ func TestBrokerAndPartitionChanges(t *testing.T) {
 	}
 	must(Record{RegisterBroker: &Broker{ID: 1, Epoch: 5, Fenced: true}})
 	must(Record{RegisterBroker: &Broker{ID: 2}})
+	must(Record{RegisterBroker: &Broker{ID: 2, Host: "moved"}}) // epoch 0 over epoch 0: the server's own, as today
 	must(Record{CreateTopic: &Topic{Name: "t", Partitions: []Partition{{Leader: 2, Replicas: []int32{1, 2}, ISR: []int32{2}}}}})
 
 	for _, c := range []struct {
@@ -41,6 +42,7 @@ func TestBrokerAndPartitionChanges(t *testing.T) {
 	}{
 		{"re-register with the same epoch", Record{RegisterBroker: &Broker{ID: 1, Epoch: 5}}, ErrStaleEpoch},
 		{"re-register with an older epoch", Record{RegisterBroker: &Broker{ID: 1, Epoch: 4}}, ErrStaleEpoch},
+		{"re-register without the controller", Record{RegisterBroker: &Broker{ID: 1}}, ErrStaleEpoch},
 		{"change an old registration", Record{ChangeBroker: &ChangeBroker{ID: 1, Epoch: 4, Fenced: &no}}, ErrStaleEpoch},
 		{"change an unknown broker", Record{ChangeBroker: &ChangeBroker{ID: 7, Epoch: 0, Fenced: &no}}, ErrStaleEpoch},
 		{"partition epoch not larger", Record{ChangePartition: &ChangePartition{Topic: "t", State: Partition{Leader: 2, Replicas: []int32{1, 2}, ISR: []int32{2}}}}, ErrStaleEpoch},
