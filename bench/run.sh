@@ -23,18 +23,20 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 # Build everything first, so a compile error shows before the long run.
 "$GO" build -o "$tmp/runnel" ./cmd/runnel
+"$GO" build -o "$tmp/kfakebroker" ./bench/cmd/kfakebroker
 "$GO" build -o "$tmp/memcheck" ./bench/cmd/memcheck
 "$GO" build -o "$tmp/benchtable" ./bench/cmd/benchtable
 "$GO" test -c -o "$tmp/bench.test" ./bench
-export RUNNEL_BIN="$tmp/runnel"
+export RUNNEL_BIN="$tmp/runnel" KFAKE_BIN="$tmp/kfakebroker"
 
 {
 	echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-	# Each throughput corner runs its targets back to back (Runnel, then
-	# kfake, seconds apart), and the rounds repeat the whole list, so a
-	# change in the machine's load hits both sides of a ratio alike. (One
-	# go test -count run would take every Runnel corner first and every
-	# kfake corner minutes later.) A BENCH pattern runs as given.
+	# Each throughput corner runs its targets back to back (runnel,
+	# runnel-proc, kfake, kfake-proc, seconds apart), and the rounds
+	# repeat the whole list, so a change in the machine's load hits both
+	# sides of a ratio alike. (One go test -count run would take every
+	# Runnel corner first and every kfake corner minutes later.) A BENCH
+	# pattern runs as given.
 	patterns=("$BENCH")
 	if [[ "$BENCH" == "." ]]; then
 		patterns=()

@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -10,13 +11,13 @@ import (
 
 // TestTargets runs a tiny produce and consume against every benchmark
 // target, so a broken target shows up in `go test` and not only in
-// `make bench`. The broker process is skipped with -short (it builds the
-// runnel binary).
+// `make bench`. The broker processes (runnel-proc, kfake-proc) are skipped
+// with -short: they build their binaries.
 func TestTargets(t *testing.T) {
 	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
-			if tg.name == "runnel-proc" && testing.Short() {
-				t.Skip("builds and starts the runnel binary")
+			if strings.HasSuffix(tg.name, "-proc") && testing.Short() {
+				t.Skip("builds and starts a broker binary")
 			}
 			srv := tg.start(t)
 			ctx := t.Context()
