@@ -25,9 +25,9 @@ const (
 
 // The scenarios the table expects, in its order.
 var (
-	ops      = []string{"Produce", "Consume"}
-	sizes    = []string{"1KB", "100B"}
-	parts    = []string{"1p", "8p"}
+	ops   = []string{"Produce", "Consume"}
+	sizes = []string{"1KB", "100B"}
+	parts = []string{"1p", "8p"}
 	// pairs are the ways Runnel and kfake are compared, the fair one
 	// first: each broker as a process of its own, so the benchmark
 	// process holds only the client, the same for both. In-process, the
