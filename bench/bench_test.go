@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,7 +58,9 @@ var targets = []struct {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		p, err := harness.StartProcess(context.Background(), bin, tb.TempDir())
+		// Extra flags, e.g. --cpuprofile=/tmp/broker.prof to profile it.
+		flags := strings.Fields(os.Getenv("RUNNEL_BENCH_BROKER_FLAGS"))
+		p, err := harness.StartProcess(context.Background(), bin, tb.TempDir(), flags...)
 		if err != nil {
 			tb.Fatal(err)
 		}
