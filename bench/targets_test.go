@@ -1,6 +1,8 @@
 package bench_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -78,5 +80,33 @@ func TestMemcheck(t *testing.T) {
 	}
 	if res.ClientWarnings != 0 {
 		t.Errorf("%d client warnings", res.ClientWarnings)
+	}
+}
+
+// TestBrokerCPUProfile checks `runnel broker --cpuprofile`, the way to
+// profile the runnel-proc broker (RUNNEL_BENCH_BROKER_FLAGS): the broker
+// writes a gzipped pprof profile by the time it has stopped on SIGTERM.
+func TestBrokerCPUProfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the runnel binary")
+	}
+	bin, err := runnelBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := filepath.Join(t.TempDir(), "broker.prof")
+	p, err := harness.StartProcess(t.Context(), bin, t.TempDir(), "--cpuprofile="+prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("%s is not a gzipped profile: %d bytes, starting %q", prof, len(b), b[:min(len(b), 8)])
 	}
 }
