@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -98,11 +99,18 @@ func processServer(tb testing.TB, p *harness.Process) server {
 	return server{addr: p.Addr, pid: p.PID(), health: p.Health}
 }
 
-// binDir holds the binaries built for the process targets; TestMain
-// removes it.
-var binDir = sync.OnceValues(func() (string, error) {
-	return os.MkdirTemp("", "runnel-bench-bin-")
-})
+// binDir makes the directory for the binaries built for the process
+// targets; madeBinDir is it once made, for TestMain to remove.
+var (
+	madeBinDir atomic.Pointer[string]
+	binDir     = sync.OnceValues(func() (string, error) {
+		dir, err := os.MkdirTemp("", "runnel-bench-bin-")
+		if err == nil {
+			madeBinDir.Store(&dir)
+		}
+		return dir, err
+	})
+)
 
 var runnelBin = sync.OnceValues(func() (string, error) {
 	dir, err := binDir()
@@ -125,8 +133,8 @@ func TestMain(m *testing.M) {
 	// binary started again.
 	groupmember.MainIfChild()
 	code := m.Run()
-	if dir, err := binDir(); err == nil {
-		os.RemoveAll(dir)
+	if dir := madeBinDir.Load(); dir != nil {
+		os.RemoveAll(*dir)
 	}
 	os.Exit(code)
 }
@@ -347,10 +355,11 @@ func startMeter(srv server) meter {
 // report adds the metrics: MB/s (10^6 bytes of record values per second),
 // records/s, cpu-% (this process; 100 = one core busy), gcs (garbage
 // collections in this process during the run: the client's allocation
-// rate against the live heap, which kfake's stored data inflates), broker-cpu-% and
-// broker-VmHWM-MiB for a broker process (runnel-proc, kfake-proc), others-cpu-% (every other process
-// on the machine: load that competed with the run), and the warnings the
-// clients logged (kgo retries silently otherwise).
+// rate against the live heap, which in-process kfake's stored data
+// inflates), broker-cpu-% and broker-VmHWM-MiB for a broker process
+// (runnel-proc, kfake-proc), others-cpu-% (every other process on the
+// machine: load that competed with the run), and the warnings the clients
+// logged (kgo retries silently otherwise).
 func (m meter) report(b *testing.B, records int64, size int, log *harness.ClientLog) {
 	el := b.Elapsed().Seconds()
 	wall := time.Since(m.start).Seconds()
