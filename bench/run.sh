@@ -5,6 +5,8 @@
 #   BENCHTIME           go test -benchtime per benchmark (default 1s)
 #   BENCH_COUNT         rounds over every benchmark; the table takes medians (default 1)
 #   BENCH               go test -bench pattern (default ., all)
+#   BENCH_TARGETS       with BENCH=., the targets of each throughput corner, a
+#                       pattern (default ., all four; '-proc$' the process pair)
 #   RUNNEL_BENCH_BYTES  bytes memcheck pushes through a broker process (default 10GB; 0 skips it)
 #   BENCH_OUT           also save the raw output there (for benchstat)
 #
@@ -17,6 +19,7 @@ GO="${GO:-go}"
 BENCHTIME="${BENCHTIME:-1s}"
 BENCH_COUNT="${BENCH_COUNT:-1}"
 BENCH="${BENCH:-.}"
+BENCH_TARGETS="${BENCH_TARGETS:-.}"
 export RUNNEL_BENCH_BYTES="${RUNNEL_BENCH_BYTES:-10GB}"
 
 tmp="$(mktemp -d)"
@@ -42,7 +45,7 @@ export RUNNEL_BIN="$tmp/runnel" KFAKE_BIN="$tmp/kfakebroker"
 		patterns=()
 		for op in Produce Consume; do
 			for corner in 1KB/1p 1KB/8p 100B/1p 100B/8p; do
-				patterns+=("^Benchmark$op\$/./^${corner%/*}\$/^${corner#*/}\$")
+				patterns+=("^Benchmark$op\$/$BENCH_TARGETS/^${corner%/*}\$/^${corner#*/}\$")
 			done
 		done
 		patterns+=('^BenchmarkRaw$' '^BenchmarkRebalance$' '^BenchmarkCommit$')
