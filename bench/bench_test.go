@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,10 +40,13 @@ type server struct {
 	health func() error
 }
 
-// targets are the servers measured. kfake and "runnel" run inside the
-// benchmark process, so they share its CPUs, heap and GC with the client
-// alike: that is the fair comparison. "runnel-proc" is the deployment
-// shape: `runnel broker` as its own process.
+// targets are the servers measured, in the order each corner runs them.
+// "runnel-proc" (`runnel broker`) and "kfake-proc" (cmd/kfakebroker) each
+// run as a child process with its own runtime, so the benchmark process
+// holds only the client, the same for both: that is the fair comparison.
+// "runnel" and "kfake" run inside the benchmark process and share its
+// heap and garbage collector with the client; kfake's in-memory data then
+// sets the collector's pace for the client too (see README.md).
 var targets = []struct {
 	name  string
 	start func(tb testing.TB) server
@@ -54,16 +59,13 @@ var targets = []struct {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		p, err := harness.StartProcess(context.Background(), bin, tb.TempDir())
+		// Extra flags, e.g. --cpuprofile=/tmp/broker.prof to profile it.
+		flags := strings.Fields(os.Getenv("RUNNEL_BENCH_BROKER_FLAGS"))
+		p, err := harness.StartProcess(context.Background(), bin, tb.TempDir(), flags...)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		tb.Cleanup(func() {
-			if err := p.Stop(); err != nil {
-				tb.Error(err)
-			}
-		})
-		return server{addr: p.Addr, pid: p.PID(), health: p.Health}
+		return processServer(tb, p)
 	}},
 	{"kfake", func(tb testing.TB) server {
 		c, err := kfake.NewCluster(kfake.NumBrokers(1))
@@ -73,18 +75,57 @@ var targets = []struct {
 		tb.Cleanup(c.Close)
 		return server{addr: c.ListenAddrs()[0]}
 	}},
+	{"kfake-proc", func(tb testing.TB) server {
+		bin, err := kfakeBin()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		p, err := harness.StartKfakeProcess(context.Background(), bin)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return processServer(tb, p)
+	}},
 }
 
-// binDir holds the runnel binary built for runnel-proc; TestMain removes it.
-var binDir string
+// processServer is the server of a broker process, stopped (SIGTERM, a
+// clean exit required) when the test or benchmark ends.
+func processServer(tb testing.TB, p *harness.Process) server {
+	tb.Cleanup(func() {
+		if err := p.Stop(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return server{addr: p.Addr, pid: p.PID(), health: p.Health}
+}
+
+// binDir makes the directory for the binaries built for the process
+// targets; madeBinDir is it once made, for TestMain to remove.
+var (
+	madeBinDir atomic.Pointer[string]
+	binDir     = sync.OnceValues(func() (string, error) {
+		dir, err := os.MkdirTemp("", "runnel-bench-bin-")
+		if err == nil {
+			madeBinDir.Store(&dir)
+		}
+		return dir, err
+	})
+)
 
 var runnelBin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "runnel-bench-bin-")
+	dir, err := binDir()
 	if err != nil {
 		return "", err
 	}
-	binDir = dir
 	return harness.RunnelBinary(context.Background(), dir)
+})
+
+var kfakeBin = sync.OnceValues(func() (string, error) {
+	dir, err := binDir()
+	if err != nil {
+		return "", err
+	}
+	return harness.KfakeBinary(context.Background(), dir)
 })
 
 func TestMain(m *testing.M) {
@@ -92,8 +133,8 @@ func TestMain(m *testing.M) {
 	// binary started again.
 	groupmember.MainIfChild()
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
+	if dir := madeBinDir.Load(); dir != nil {
+		os.RemoveAll(*dir)
 	}
 	os.Exit(code)
 }
@@ -314,10 +355,11 @@ func startMeter(srv server) meter {
 // report adds the metrics: MB/s (10^6 bytes of record values per second),
 // records/s, cpu-% (this process; 100 = one core busy), gcs (garbage
 // collections in this process during the run: the client's allocation
-// rate against the live heap, which kfake's stored data inflates), broker-cpu-% and
-// broker-VmHWM-MiB for a broker process, others-cpu-% (every other process
-// on the machine: load that competed with the run), and the warnings the
-// clients logged (kgo retries silently otherwise).
+// rate against the live heap, which in-process kfake's stored data
+// inflates), broker-cpu-% and broker-VmHWM-MiB for a broker process
+// (runnel-proc, kfake-proc), others-cpu-% (every other process on the
+// machine: load that competed with the run), and the warnings the clients
+// logged (kgo retries silently otherwise).
 func (m meter) report(b *testing.B, records int64, size int, log *harness.ClientLog) {
 	el := b.Elapsed().Seconds()
 	wall := time.Since(m.start).Seconds()

@@ -22,7 +22,7 @@ import (
 // Consumer-group benchmarks (issue 3): how long a group takes to hand a
 // departed member's partitions to the others, and how many offset commits
 // per second the coordinator takes. Both run against in-process Runnel and
-// kfake, the fair pair (see targets).
+// kfake only; the process pair (see targets) is not run for them yet.
 const (
 	// rebalancePartitions is the size of the topic the groups consume,
 	// enough for every member of the largest group to own two.

@@ -5,6 +5,8 @@
 #   BENCHTIME           go test -benchtime per benchmark (default 1s)
 #   BENCH_COUNT         rounds over every benchmark; the table takes medians (default 1)
 #   BENCH               go test -bench pattern (default ., all)
+#   BENCH_TARGETS       with BENCH=., the targets of each throughput corner, a
+#                       pattern (default ., all four; '-proc$' the process pair)
 #   RUNNEL_BENCH_BYTES  bytes memcheck pushes through a broker process (default 10GB; 0 skips it)
 #   BENCH_OUT           also save the raw output there (for benchstat)
 #
@@ -17,30 +19,33 @@ GO="${GO:-go}"
 BENCHTIME="${BENCHTIME:-1s}"
 BENCH_COUNT="${BENCH_COUNT:-1}"
 BENCH="${BENCH:-.}"
+BENCH_TARGETS="${BENCH_TARGETS:-.}"
 export RUNNEL_BENCH_BYTES="${RUNNEL_BENCH_BYTES:-10GB}"
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 # Build everything first, so a compile error shows before the long run.
 "$GO" build -o "$tmp/runnel" ./cmd/runnel
+"$GO" build -o "$tmp/kfakebroker" ./bench/cmd/kfakebroker
 "$GO" build -o "$tmp/memcheck" ./bench/cmd/memcheck
 "$GO" build -o "$tmp/benchtable" ./bench/cmd/benchtable
 "$GO" test -c -o "$tmp/bench.test" ./bench
-export RUNNEL_BIN="$tmp/runnel"
+export RUNNEL_BIN="$tmp/runnel" KFAKE_BIN="$tmp/kfakebroker"
 
 {
 	echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-	# Each throughput corner runs its targets back to back (Runnel, then
-	# kfake, seconds apart), and the rounds repeat the whole list, so a
-	# change in the machine's load hits both sides of a ratio alike. (One
-	# go test -count run would take every Runnel corner first and every
-	# kfake corner minutes later.) A BENCH pattern runs as given.
+	# Each throughput corner runs its targets back to back (runnel,
+	# runnel-proc, kfake, kfake-proc, seconds apart), and the rounds
+	# repeat the whole list, so a change in the machine's load hits both
+	# sides of a ratio alike. (One go test -count run would take every
+	# Runnel corner first and every kfake corner minutes later.) A BENCH
+	# pattern runs as given.
 	patterns=("$BENCH")
 	if [[ "$BENCH" == "." ]]; then
 		patterns=()
 		for op in Produce Consume; do
 			for corner in 1KB/1p 1KB/8p 100B/1p 100B/8p; do
-				patterns+=("^Benchmark$op\$/./^${corner%/*}\$/^${corner#*/}\$")
+				patterns+=("^Benchmark$op\$/$BENCH_TARGETS/^${corner%/*}\$/^${corner#*/}\$")
 			done
 		done
 		patterns+=('^BenchmarkRaw$' '^BenchmarkRebalance$' '^BenchmarkCommit$')

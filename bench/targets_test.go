@@ -1,6 +1,9 @@
 package bench_test
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -10,13 +13,13 @@ import (
 
 // TestTargets runs a tiny produce and consume against every benchmark
 // target, so a broken target shows up in `go test` and not only in
-// `make bench`. The broker process is skipped with -short (it builds the
-// runnel binary).
+// `make bench`. The broker processes (runnel-proc, kfake-proc) are skipped
+// with -short: they build their binaries.
 func TestTargets(t *testing.T) {
 	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
-			if tg.name == "runnel-proc" && testing.Short() {
-				t.Skip("builds and starts the runnel binary")
+			if strings.HasSuffix(tg.name, "-proc") && testing.Short() {
+				t.Skip("builds and starts a broker binary")
 			}
 			srv := tg.start(t)
 			ctx := t.Context()
@@ -77,5 +80,33 @@ func TestMemcheck(t *testing.T) {
 	}
 	if res.ClientWarnings != 0 {
 		t.Errorf("%d client warnings", res.ClientWarnings)
+	}
+}
+
+// TestBrokerCPUProfile checks `runnel broker --cpuprofile`, the way to
+// profile the runnel-proc broker (RUNNEL_BENCH_BROKER_FLAGS): the broker
+// writes a gzipped pprof profile by the time it has stopped on SIGTERM.
+func TestBrokerCPUProfile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts the runnel binary")
+	}
+	bin, err := runnelBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := filepath.Join(t.TempDir(), "broker.prof")
+	p, err := harness.StartProcess(t.Context(), bin, t.TempDir(), "--cpuprofile="+prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("%s is not a gzipped profile: %d bytes, starting %q", prof, len(b), b[:min(len(b), 8)])
 	}
 }

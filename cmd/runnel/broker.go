@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -19,7 +20,7 @@ import (
 // setting is a flag named as in Kafka (--num.partitions=3); flags override
 // the config file.
 func newBrokerCmd() *cobra.Command {
-	var configFile, logLevel, logFormat string
+	var configFile, logLevel, logFormat, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "broker [--config FILE] [--SETTING=VALUE ...]",
 		Short: "Start a broker",
@@ -43,9 +44,10 @@ The broker stops cleanly on Ctrl-C or SIGTERM.`,
 	cmd.Flags().StringVar(&configFile, "config", "", "broker config file (YAML, or Kafka .properties)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file (go tool pprof reads it)")
 	cmd.Flags().SortFlags = false
 
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	cmd.RunE = func(cmd *cobra.Command, _ []string) (err error) {
 		settings := map[string]string{}
 		if configFile != "" {
 			fromFile, err := broker.LoadConfigFile(configFile)
@@ -63,6 +65,18 @@ The broker stops cleanly on Ctrl-C or SIGTERM.`,
 		if err != nil {
 			return err
 		}
+		if cpuProfile != "" {
+			stopProfile, perr := startCPUProfile(cpuProfile)
+			if perr != nil {
+				return perr
+			}
+			// err is RunE's result: a failed profile write fails a clean run.
+			defer func() {
+				if perr := stopProfile(); perr != nil && err == nil {
+					err = perr
+				}
+			}()
+		}
 		b, err := broker.New(broker.Config{Settings: settings, Logger: logger})
 		if err != nil {
 			return err
@@ -77,6 +91,26 @@ The broker stops cleanly on Ctrl-C or SIGTERM.`,
 		return b.Run(ctx)
 	}
 	return cmd
+}
+
+// startCPUProfile starts profiling into a new file at path; the returned
+// func stops the profile and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

@@ -5,9 +5,16 @@
 // targets (Runnel ≥ 1.5× kfake; Runnel ≥ 50% of raw with 1 KB records;
 // broker peak RSS < 512 MiB while memcheck's bytes flow through).
 //
+// Runnel and kfake are paired two ways: each broker as a process of its own
+// (runnel-proc vs kfake-proc), the fair pair the targets are judged on, and
+// both inside the benchmark process (runnel vs kfake), still shown. For the
+// process pair it also prints CPU-seconds per GB of each broker and of the
+// client, the client's garbage collections and each broker's peak RSS.
+//
 // It exits 1 when the input shows a failure (a benchmark that failed, a
 // panic, a memcheck error), so `make bench` fails loudly; with -strict also
-// when a target is missed or a scenario is missing.
+// when a target of the fair pair or the memory check is missed or has no
+// result.
 //
 // Usage:
 //

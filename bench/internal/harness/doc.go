@@ -1,7 +1,8 @@
 // Package harness drives the load of Runnel's benchmarks: it produces and
 // consumes through franz-go with checked counts and offsets, measures the
-// machine's raw limit (loopback TCP into an fsynced file), runs `runnel
-// broker` as a child process and reads its memory and CPU from /proc.
+// machine's raw limit (loopback TCP into an fsynced file), runs a broker
+// (`runnel broker`, or kfake through cmd/kfakebroker) as a child process
+// and reads its memory and CPU from /proc.
 //
 // Every driver fails loudly: a record that is not acknowledged, a missing,
 // duplicated or out-of-order offset, or a run that stops making progress
@@ -9,7 +10,7 @@
 // number.
 //
 // Files: kafka.go (produce, consume, topics), clientlog.go (kgo warnings),
-// watch.go (stall detection), raw.go (raw limit), process.go (the broker
-// child process), procfs.go (/proc and getrusage), memcheck.go (the memory
+// watch.go (stall detection), raw.go (raw limit), process.go (broker
+// child processes), procfs.go (/proc and getrusage), memcheck.go (the memory
 // check behind cmd/memcheck).
 package harness

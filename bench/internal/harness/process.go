@@ -17,24 +17,40 @@ import (
 // RunnelBinary returns the runnel binary to start brokers from:
 // $RUNNEL_BIN when set, else one built now with `go build` into dir.
 func RunnelBinary(ctx context.Context, dir string) (string, error) {
-	if bin := os.Getenv("RUNNEL_BIN"); bin != "" {
+	return buildOrEnv(ctx, "RUNNEL_BIN", dir, "runnel", "github.com/runnel-io/runnel/cmd/runnel")
+}
+
+// KfakeBinary returns the kfakebroker binary (bench/cmd/kfakebroker) to
+// start kfake processes from: $KFAKE_BIN when set, else one built now with
+// `go build` into dir.
+func KfakeBinary(ctx context.Context, dir string) (string, error) {
+	return buildOrEnv(ctx, "KFAKE_BIN", dir, "kfakebroker", "github.com/runnel-io/runnel/bench/cmd/kfakebroker")
+}
+
+// buildOrEnv returns $env when set, else builds pkg into dir/name.
+func buildOrEnv(ctx context.Context, env, dir, name, pkg string) (string, error) {
+	if bin := os.Getenv(env); bin != "" {
 		if _, err := os.Stat(bin); err != nil {
-			return "", fmt.Errorf("RUNNEL_BIN: %w", err)
+			return "", fmt.Errorf("%s: %w", env, err)
 		}
 		return bin, nil
 	}
-	bin := filepath.Join(dir, "runnel")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/runnel-io/runnel/cmd/runnel")
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/runnel: %w\n%s", err, out)
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 	}
 	return bin, nil
 }
 
-// Process is a `runnel broker` child process.
+// Process is a broker child process: `runnel broker` (StartProcess) or
+// kfakebroker (StartKfakeProcess).
 type Process struct {
 	// Addr is the Kafka listener, host:port.
 	Addr string
+	// name is what the process calls itself ("runnel broker",
+	// "kfakebroker"), in its listening line and in errors.
+	name string
 	cmd  *exec.Cmd
 	tail *lineTail
 	done chan struct{}
@@ -47,8 +63,6 @@ type Process struct {
 	}
 }
 
-var listeningRE = regexp.MustCompile(`runnel broker listening on (\S+)`)
-
 // StartProcess starts `bin broker` with its data in dataDir on a free
 // loopback port, without the HTTP listener and with warnings-only logs;
 // flags (as --name=value) are added. It returns once the broker prints
@@ -60,7 +74,20 @@ func StartProcess(ctx context.Context, bin, dataDir string, flags ...string) (*P
 		"--runnel.http.listener", "",
 		"--log-level", "warn",
 	}, flags...)
-	cmd := exec.Command(bin, args...)
+	return startBroker(ctx, "runnel broker", exec.Command(bin, args...))
+}
+
+// StartKfakeProcess starts the kfakebroker binary bin (one kfake broker,
+// data in memory) on a free loopback port and returns once it prints that
+// it listens.
+func StartKfakeProcess(ctx context.Context, bin string) (*Process, error) {
+	return startBroker(ctx, "kfakebroker", exec.Command(bin))
+}
+
+// startBroker starts cmd and waits until it prints "<name> listening on
+// ADDR" on stderr.
+func startBroker(ctx context.Context, name string, cmd *exec.Cmd) (*Process, error) {
+	listeningRE := regexp.MustCompile(regexp.QuoteMeta(name) + ` listening on (\S+)`)
 	// A benchmark killed by its timeout must not leave a broker behind.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
@@ -71,7 +98,7 @@ func StartProcess(ctx context.Context, bin, dataDir string, flags ...string) (*P
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &Process{cmd: cmd, tail: &lineTail{max: 40}, done: make(chan struct{})}
+	p := &Process{name: name, cmd: cmd, tail: &lineTail{max: 40}, done: make(chan struct{})}
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -96,10 +123,10 @@ func StartProcess(ctx context.Context, bin, dataDir string, flags ...string) (*P
 	case p.Addr = <-addr:
 		return p, nil
 	case <-p.done:
-		return nil, fmt.Errorf("runnel broker exited before listening: %v\n%s", p.exitErr(), p.tail)
+		return nil, fmt.Errorf("%s exited before listening: %v\n%s", name, p.exitErr(), p.tail)
 	case <-time.After(60 * time.Second):
 		p.kill()
-		return nil, fmt.Errorf("runnel broker did not print its address within 60s\n%s", p.tail)
+		return nil, fmt.Errorf("%s did not print its address within 60s\n%s", name, p.tail)
 	case <-ctx.Done():
 		p.kill()
 		return nil, ctx.Err()
@@ -115,7 +142,7 @@ func (p *Process) Health() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mu.exited && !p.mu.stopping {
-		return fmt.Errorf("runnel broker (pid %d) exited: %v\n%s", p.PID(), p.mu.exitErr, p.tail)
+		return fmt.Errorf("%s (pid %d) exited: %v\n%s", p.name, p.PID(), p.mu.exitErr, p.tail)
 	}
 	return nil
 }
@@ -133,17 +160,17 @@ func (p *Process) Stop() error {
 	p.mu.stopping = true
 	p.mu.Unlock()
 	if exitedBefore {
-		return fmt.Errorf("runnel broker (pid %d) exited before Stop: %v\n%s", p.PID(), p.exitErr(), p.tail)
+		return fmt.Errorf("%s (pid %d) exited before Stop: %v\n%s", p.name, p.PID(), p.exitErr(), p.tail)
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
 	case <-time.After(30 * time.Second):
 		p.kill()
-		return fmt.Errorf("runnel broker (pid %d) did not exit within 30s of SIGTERM; killed\n%s", p.PID(), p.tail)
+		return fmt.Errorf("%s (pid %d) did not exit within 30s of SIGTERM; killed\n%s", p.name, p.PID(), p.tail)
 	}
 	if err := p.exitErr(); err != nil {
-		return fmt.Errorf("runnel broker (pid %d) stopped with %v\n%s", p.PID(), err, p.tail)
+		return fmt.Errorf("%s (pid %d) stopped with %v\n%s", p.name, p.PID(), err, p.tail)
 	}
 	return nil
 }
