@@ -18,6 +18,8 @@ var (
 	// partition epoch that moved on since); it changes nothing, and the
 	// controller decides again from the newer image.
 	ErrStaleEpoch = errors.New("metadata: stale epoch")
+	// ErrClusterID: the cluster is named already, with another id.
+	ErrClusterID = errors.New("metadata: the cluster has another id")
 )
 
 // Record is one change to the metadata. Exactly one field is set.
@@ -44,7 +46,8 @@ type ChangeBroker struct {
 	InControlledShutdown *bool `json:"in_controlled_shutdown,omitempty"`
 }
 
-// SetClusterID names the cluster; it is the first record of a new cluster.
+// SetClusterID names the cluster; it is the first record of a new cluster,
+// and may not rename it.
 type SetClusterID struct {
 	ID string `json:"id"`
 }
@@ -93,6 +96,11 @@ func (im *Image) Apply(r Record) (*Image, error) {
 	n.Offset++
 	switch {
 	case r.SetClusterID != nil:
+		// Set once: nodes starting together may each propose an id; the
+		// first applied wins and the others read it.
+		if n.ClusterID != "" && n.ClusterID != r.SetClusterID.ID {
+			return nil, fmt.Errorf("%w: cluster id is %s, not %s", ErrClusterID, n.ClusterID, r.SetClusterID.ID)
+		}
 		n.ClusterID = r.SetClusterID.ID
 	case r.RegisterBroker != nil:
 		b := *r.RegisterBroker

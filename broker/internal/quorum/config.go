@@ -60,6 +60,10 @@ type Config struct {
 	RaftLogLevel slog.Leveler
 }
 
+// standaloneTimeout is the election and heartbeat timeout of a quorum of
+// one.
+const standaloneTimeout = 20 * time.Millisecond
+
 // Errors from Open's validation.
 var ErrConfig = errors.New("quorum: invalid configuration")
 
@@ -94,6 +98,11 @@ func (c *Config) validate() (standalone bool, err error) {
 		if c.Listener != nil {
 			return false, fmt.Errorf("%w: a listener but no controller.quorum.voters", ErrConfig)
 		}
+		// Alone, nobody else can lead: raft still waits one heartbeat
+		// timeout before it elects itself, so keep that short (a single
+		// node starts in milliseconds, not seconds).
+		c.HeartbeatTimeout = standaloneTimeout
+		c.ElectionTimeout = standaloneTimeout
 		return true, nil
 	}
 	ids := map[int32]bool{}

@@ -52,6 +52,7 @@ var errorCodes = []struct {
 	{"bad_record", metadata.ErrBadRecord},
 	{"partition_count", metadata.ErrPartitionCount},
 	{"stale_epoch", metadata.ErrStaleEpoch},
+	{"cluster_id", metadata.ErrClusterID},
 }
 
 const codeOther = "other"

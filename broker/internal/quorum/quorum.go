@@ -28,7 +28,7 @@ type Quorum struct {
 	// notify receives raft's leadership changes (raft.Config.NotifyCh).
 	notify  chan bool
 	closing chan struct{}
-	calls   calls // the call RPC's handler (call.go)
+	calls   calls          // the call RPC's handler (call.go)
 	wg      sync.WaitGroup // the notifier and Propose's apply waiters
 
 	mu struct {

@@ -14,8 +14,11 @@ import (
 
 // reconcile brings the hosted partitions in line with a new metadata image:
 // it opens new partitions, deletes those of deleted topics, and applies
-// config changes. It runs inside metadata.Store.Propose, one change at a time.
+// config changes. It runs on the quorum's FSM goroutine, one change at a
+// time, as the change is applied.
 func (s *Server) reconcile(old, im *metadata.Image) {
+	s.reconcileMu.Lock()
+	defer s.reconcileMu.Unlock()
 	var err error
 	s.reconcileErr(old, im, &err)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/runnel-io/runnel/broker/internal/configs"
 	"github.com/runnel-io/runnel/broker/internal/metadata"
 	"github.com/runnel-io/runnel/broker/internal/partition"
+	"github.com/runnel-io/runnel/broker/internal/quorum"
 )
 
 // Options configure a Server.
@@ -34,6 +35,10 @@ type Options struct {
 	Logger   *slog.Logger
 	Registry *prometheus.Registry
 	Now      func() time.Time
+	// ControllerListener, when set, is this node's bound controller
+	// (voter) listener: tests bind port 0 first to learn the voters'
+	// addresses. Otherwise the quorum listens on the voter address.
+	ControllerListener net.Listener
 }
 
 // Server is one broker node.
@@ -43,7 +48,7 @@ type Server struct {
 	fs      vfs.FS
 	logger  *slog.Logger
 	now     func() time.Time
-	meta    *metadata.Store
+	meta    *quorum.Quorum
 	metrics *metrics
 	dataDir string
 
@@ -59,7 +64,10 @@ type Server struct {
 	bg       context.Context
 	bgCancel context.CancelFunc
 
-	mu struct {
+	// reconcileMu serializes reconcile: the watcher's calls and the first
+	// one at start.
+	reconcileMu sync.Mutex
+	mu          struct {
 		sync.RWMutex
 		parts  map[tp]*partition.Partition
 		conns  map[*conn]struct{}
@@ -76,8 +84,9 @@ type tp struct {
 	part  int32
 }
 
-// New opens the node's data (metadata journal and every partition, with
-// recovery) and binds its listener. Serve starts accepting.
+// New opens the node's data (its member of the metadata quorum, which it
+// waits for, and every partition, with recovery) and binds its listener.
+// Serve starts accepting.
 func New(o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -127,7 +136,7 @@ func New(o Options) (*Server, error) {
 	if err := o.FS.MkdirAll(s.dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("server: create log.dirs %s: %w", s.dataDir, err)
 	}
-	meta, err := metadata.Open(o.FS, o.FS.PathJoin(s.dataDir, "__meta"), o.Logger)
+	meta, err := s.openQuorum(o)
 	if err != nil {
 		return nil, err
 	}
@@ -185,30 +194,37 @@ func (s *Server) advertised(bound *net.TCPAddr) metadata.Broker {
 // the image already holds, and starts following metadata changes.
 func (s *Server) bootstrap() error {
 	ctx := context.Background()
-	im := s.meta.Image()
-	var recs []metadata.Record
-	if im.ClusterID == "" {
+	if s.meta.Image().ClusterID == "" {
 		id := s.cfg.ClusterID
 		if id == "" {
 			id = newClusterID()
 		}
-		recs = append(recs, metadata.Record{SetClusterID: &metadata.SetClusterID{ID: id}})
-	} else if s.cfg.ClusterID != "" && s.cfg.ClusterID != im.ClusterID {
-		return fmt.Errorf("server: cluster.id %q does not match the data directory's cluster %q", s.cfg.ClusterID, im.ClusterID)
-	}
-	if b, ok := im.Brokers[s.cfg.NodeID]; !ok || b != s.advertise {
-		adv := s.advertise
-		recs = append(recs, metadata.Record{RegisterBroker: &adv})
-	}
-	if len(recs) > 0 {
-		if err := s.meta.Propose(ctx, recs...); err != nil {
+		// Nodes starting together may race: the first id applied wins.
+		err := s.meta.Propose(ctx, metadata.Record{SetClusterID: &metadata.SetClusterID{ID: id}})
+		if err != nil && !errors.Is(err, metadata.ErrClusterID) {
 			return err
 		}
 	}
-	s.meta.Watch(s.reconcile)
-	// Open what the image holds; reconcile from an empty image does that.
+	if id := s.meta.Image().ClusterID; s.cfg.ClusterID != "" && s.cfg.ClusterID != id {
+		return fmt.Errorf("server: cluster.id %q does not match the cluster's id %q (from the data directory or the other nodes)", s.cfg.ClusterID, id)
+	}
+	if b, ok := s.meta.Image().Brokers[s.cfg.NodeID]; !ok || b != s.advertise {
+		adv := s.advertise
+		if err := s.meta.Propose(ctx, metadata.Record{RegisterBroker: &adv}); err != nil {
+			return err
+		}
+	}
+	// Open what the image holds (reconcile from an empty image does
+	// that), then follow every change after it. reconcileMu is held from
+	// before the watch starts, so a change applied meanwhile waits for
+	// the first reconcile (the watcher is not registered until Watch
+	// holds the quorum's lock, so the order reconcileMu → fsm.mu here
+	// cannot meet the watcher's fsm.mu → reconcileMu).
 	var err error
-	s.reconcileErr(metadata.Empty(), s.meta.Image(), &err)
+	s.reconcileMu.Lock()
+	im := s.meta.Watch(s.reconcile)
+	s.reconcileErr(metadata.Empty(), im, &err)
+	s.reconcileMu.Unlock()
 	return err
 }
 
