@@ -10,6 +10,9 @@ import (
 // Config is the active controller's settings (broker configs of the node
 // that runs it).
 type Config struct {
+	// NodeID is the node the controller runs on: a new incarnation of it
+	// registers at once (the old one was this process's predecessor).
+	NodeID int32
 	// SessionTimeout is broker.session.timeout.ms: a broker that has not
 	// heartbeated for this long is fenced.
 	SessionTimeout time.Duration

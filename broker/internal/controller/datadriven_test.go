@@ -94,6 +94,7 @@ func TestDataDriven(t *testing.T) {
 				if c != nil {
 					d.Fatalf(t, "config after the controller started")
 				}
+				cfg.NodeID = int32(num("node", int64(cfg.NodeID)))
 				cfg.SessionTimeout = time.Duration(num("session", int64(cfg.SessionTimeout/time.Millisecond))) * time.Millisecond
 				cfg.UncleanLeaderElection = boolean("unclean", cfg.UncleanLeaderElection)
 				cfg.AutoLeaderRebalance = boolean("rebalance", cfg.AutoLeaderRebalance)

@@ -30,7 +30,8 @@ type RegistrationReply struct {
 // fenced; partitions the old incarnation led or was in the ISR of are
 // re-elected as if it was fenced. The same incarnation registering again
 // gets its epoch back and changes nothing. Another incarnation while the
-// registered one is unfenced and its session alive is
+// registered one is unfenced, not in controlled shutdown, not the
+// controller's own node, and its session alive is
 // ErrDuplicateBrokerRegistration, as in Kafka (a controller that has not
 // seen the registered one yet gives it a full session first, so a broker
 // restarted right after a controller failover waits for the old session
@@ -43,7 +44,10 @@ func (c *Controller) Register(im *metadata.Image, now time.Time, r Registration)
 	if exists && old.Epoch != 0 && old.Incarnation == r.Incarnation {
 		return RegistrationReply{Epoch: old.Epoch}, nil, nil
 	}
-	if exists && old.Epoch != 0 && !old.Fenced {
+	// The old incarnation may be alive unless it is fenced, said it is
+	// shutting down, or is this controller's own node (its predecessor:
+	// the quorum runs one process per node id).
+	if exists && old.Epoch != 0 && !old.Fenced && !old.InControlledShutdown && r.ID != c.cfg.NodeID {
 		s, ok := c.sessions[r.ID]
 		if !ok || s.epoch != old.Epoch {
 			// Not seen since this controller started: a full session from
