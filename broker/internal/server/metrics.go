@@ -25,6 +25,7 @@ type metrics struct {
 	topicRecordsOut  *prometheus.CounterVec
 	commitLatency    prometheus.Histogram
 	groupCommits     prometheus.Counter
+	controllerActive prometheus.Gauge
 	cleaner          *cleanerMetrics
 }
 
@@ -32,6 +33,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	f := func(c prometheus.Collector) prometheus.Collector { reg.MustRegister(c); return c }
 	return &metrics{
 		cleaner: newCleanerMetrics(reg),
+		controllerActive: f(prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "runnel_broker_active_controller", Help: "1 while this node is the active controller (the metadata quorum's leader), else 0.",
+		})).(prometheus.Gauge),
 		requests: f(prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "runnel_broker_requests_total", Help: "Requests answered, by API.",
 		}, []string{"api"})).(*prometheus.CounterVec),

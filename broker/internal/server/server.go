@@ -64,6 +64,14 @@ type Server struct {
 	bg       context.Context
 	bgCancel context.CancelFunc
 
+	// life is this node's registration with the active controller.
+	life lifecycle
+	// ctrl is the active controller while this node leads the quorum
+	// (controller.go); ctrlClosed stops new ones starting after Close.
+	ctrlMu     sync.Mutex
+	ctrl       *activeController
+	ctrlClosed bool
+
 	// reconcileMu serializes reconcile: the watcher's calls and the first
 	// one at start.
 	reconcileMu sync.Mutex
@@ -77,6 +85,10 @@ type Server struct {
 	stop     chan struct{}
 	stopOnce sync.Once
 }
+
+// controlledShutdownTimeout bounds how long Close waits for the controller
+// to move leadership away (with no quorum there is no controller to ask).
+const controlledShutdownTimeout = 5 * time.Second
 
 // tp names a partition.
 type tp struct {
@@ -154,8 +166,12 @@ func New(o Options) (*Server, error) {
 	s.listener = ln
 	s.advertise = s.advertised(ln.Addr().(*net.TCPAddr))
 
+	s.life.incarnation = newClusterID()
+	s.meta.OnLeadership(s.onLeadership)
 	if err := s.bootstrap(); err != nil {
+		s.stopController()
 		ln.Close()
+		s.closePartitions()
 		meta.Close()
 		return nil, err
 	}
@@ -163,6 +179,7 @@ func New(o Options) (*Server, error) {
 	if s.meta.Image().Topic(offsetsTopic) != nil {
 		if _, err := s.groups.shards(context.Background()); err != nil {
 			ln.Close()
+			s.stopController()
 			s.closePartitions()
 			meta.Close()
 			return nil, fmt.Errorf("server: load groups: %w", err)
@@ -190,10 +207,12 @@ func (s *Server) advertised(bound *net.TCPAddr) metadata.Broker {
 	return b
 }
 
-// bootstrap names a new cluster, registers this node, opens the partitions
-// the image already holds, and starts following metadata changes.
+// bootstrap names a new cluster, opens the partitions the image already
+// holds, starts following metadata changes, and registers this node with
+// the active controller.
 func (s *Server) bootstrap() error {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
 	if s.meta.Image().ClusterID == "" {
 		id := s.cfg.ClusterID
 		if id == "" {
@@ -208,12 +227,6 @@ func (s *Server) bootstrap() error {
 	if id := s.meta.Image().ClusterID; s.cfg.ClusterID != "" && s.cfg.ClusterID != id {
 		return fmt.Errorf("server: cluster.id %q does not match the cluster's id %q (from the data directory or the other nodes)", s.cfg.ClusterID, id)
 	}
-	if b, ok := s.meta.Image().Brokers[s.cfg.NodeID]; !ok || b != s.advertise {
-		adv := s.advertise
-		if err := s.meta.Propose(ctx, metadata.Record{RegisterBroker: &adv}); err != nil {
-			return err
-		}
-	}
 	// Open what the image holds (reconcile from an empty image does
 	// that), then follow every change after it. reconcileMu is held from
 	// before the watch starts, so a change applied meanwhile waits for
@@ -225,7 +238,15 @@ func (s *Server) bootstrap() error {
 	im := s.meta.Watch(s.reconcile)
 	s.reconcileErr(metadata.Empty(), im, &err)
 	s.reconcileMu.Unlock()
-	return err
+	if err != nil {
+		return err
+	}
+	// Register with the active controller and wait until it unfences
+	// this node: then the partitions it can lead have it as leader.
+	if err := s.register(ctx); err != nil {
+		return err
+	}
+	return s.awaitUnfenced(ctx)
 }
 
 func newClusterID() string {
@@ -250,10 +271,14 @@ func (s *Server) Ready() bool {
 // Serve accepts connections and runs the background work (time-based
 // segment rolls, retention, the log cleaner) until ctx ends or Close is called.
 func (s *Server) Serve(ctx context.Context) error {
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go func() {
 		defer s.wg.Done()
 		s.housekeeping()
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.heartbeatLoop()
 	}()
 	if s.cleaner != nil {
 		s.cleaner.start(s.bg, &s.wg)
@@ -359,14 +384,24 @@ func (s *Server) partition(topic string, part int32) *partition.Partition {
 	return s.mu.parts[tp{topic, part}]
 }
 
-// Close stops accepting, closes every connection, waits for every goroutine,
-// and closes the partitions (saving producer state) and the metadata store.
-// It is idempotent.
+// Close asks the controller to move leadership away (a controlled
+// shutdown, bounded by controlledShutdownTimeout), stops accepting, closes
+// every connection, waits for every goroutine, and closes the partitions
+// (saving producer state) and the node's member of the quorum. It is
+// idempotent.
 func (s *Server) Close() error {
 	var err error
 	s.stopOnce.Do(func() {
+		// Leadership moves away first, while clients can still reach
+		// this node and learn where to go.
+		ctx, cancel := context.WithTimeout(s.bg, controlledShutdownTimeout)
+		if err := s.controlledShutdown(ctx); err != nil {
+			s.logger.Warn("stopping without a controlled shutdown", "err", err)
+		}
+		cancel()
 		close(s.stop)
 		s.bgCancel()
+		s.stopController()
 		s.listener.Close()
 		s.mu.Lock()
 		s.mu.closed = true
