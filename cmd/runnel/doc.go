@@ -13,6 +13,7 @@
 //	runnel group describe GROUP... [--members [--verbose] | --state] [-o text|json]
 //	runnel group reset-offsets -g GROUP (--topic T[:P,P...]... | --all-topics) MODE [--execute]
 //	runnel group delete GROUP... [--topic T[:P,P...]...]
+//	runnel cluster status [-o text|json] [--limit N] [--fail-unhealthy]
 //	runnel perf produce --topic T --num-records N [--record-size B] [--throughput recs/s] ...
 //	runnel perf consume --topic T --messages N [--group G]
 //
@@ -23,7 +24,8 @@
 //
 // Output contract: data goes to stdout (records, tables, perf summaries);
 // progress, counts and errors go to stderr. Errors say what to do next and
-// make the process exit with status 1.
+// make the process exit with status 1 (cluster status --fail-unhealthy
+// exits 2 on an unhealthy cluster).
 //
 // The command tree is built by newRootCmd with explicit stdin, stdout and
 // stderr, so tests run commands in-process against a broker on loopback.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,10 +29,24 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(stderr, "runnel: %v\n", err)
+		var ec *exitCodeError
+		if errors.As(err, &ec) {
+			return ec.code
+		}
 		return 1
 	}
 	return 0
 }
+
+// exitCodeError makes run exit with code instead of 1, after printing err
+// as any other error.
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e *exitCodeError) Error() string { return e.err.Error() }
+func (e *exitCodeError) Unwrap() error { return e.err }
 
 // newRootCmd builds the whole command tree, reading from stdin and writing
 // to stdout and stderr, so tests can run commands in-process.
@@ -41,7 +56,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "runnel",
 		Short: "Runnel: a Kafka-compatible streaming platform",
 		Long: `runnel is the one binary of Runnel. Its client commands (topic, produce,
-consume, group, perf) speak the Kafka protocol and work against any Kafka-compatible
+consume, group, cluster, perf) speak the Kafka protocol and work against any Kafka-compatible
 cluster: Runnel, Apache Kafka, Redpanda, ...`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -57,7 +72,7 @@ cluster: Runnel, Apache Kafka, Redpanda, ...`,
 	pf.StringVar(&g.clientID, "client-id", "runnel-cli", "client id sent to the brokers")
 
 	// Subcommands are registered here, and only here.
-	root.AddCommand(newBrokerCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newPerfCmd(g))
+	root.AddCommand(newBrokerCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newClusterCmd(g), newPerfCmd(g))
 
 	return root
 }
