@@ -5,9 +5,14 @@ package server
 // the first non-empty partition is returned whole even when larger). Topic
 // ids from v13. Both isolation levels are accepted; the last stable offset
 // equals the high watermark until transactions land. Incremental fetch
-// sessions (KIP-227) from v7: see fetch_session.go. A replica id >= 0 is
-// served like a consumer until replication lands. The response is written
-// hand-framed, its records not copied (wire.AppendFetchResponse).
+// sessions (KIP-227) from v7: see fetch_session.go. Only a partition's
+// leader serves it (NOT_LEADER_OR_FOLLOWER elsewhere). A follower's fetch
+// (replica id >= 0: ReplicaID before v15, ReplicaState from v15) reads up
+// to the log end rather than the high watermark, reports the follower's
+// log end to the partition (which may move the high watermark or propose
+// an ISR expansion), and waits for appends as well as for the high
+// watermark. The response is written hand-framed, its records not copied
+// (wire.AppendFetchResponse).
 
 import (
 	"time"
@@ -45,6 +50,7 @@ func handleFetch(c *conn, r *request) kmsg.Response {
 
 // fetchTarget is one requested partition this node can serve.
 type fetchTarget struct {
+	t      tp
 	p      *partition.Partition
 	ti, pi int
 	offset int64
@@ -60,6 +66,10 @@ func (c *conn) fetch(req *kmsg.FetchRequest, plan fetchPlan, buf *[]byte) kmsg.R
 	defer c.s.sessions.finish(plan, resp, topicIDs)
 
 	im := c.s.meta.Image()
+	replica := req.ReplicaID
+	if req.Version >= 15 {
+		replica = req.ReplicaState.ID
+	}
 	var targets []fetchTarget
 	for i, fp := range plan.parts {
 		// Consecutive partitions of a topic share its response entry.
@@ -83,20 +93,30 @@ func (c *conn) fetch(req *kmsg.FetchRequest, plan fetchPlan, buf *[]byte) kmsg.R
 		switch p := c.s.partition(name, fp.key.part); {
 		case p == nil:
 			sp.ErrorCode = unknown.Code
+		case !leads(p):
+			sp.ErrorCode = kerr.NotLeaderForPartition.Code
 		default:
 			if code := checkLeaderEpoch(p, fp.leaderEpoch); code != 0 {
 				sp.ErrorCode = code
 				break
 			}
-			targets = append(targets, fetchTarget{p: p, ti: len(resp.Topics) - 1, pi: len(st.Partitions), offset: fp.offset, max: fp.maxBytes})
+			targets = append(targets, fetchTarget{t: tp{name, fp.key.part}, p: p, ti: len(resp.Topics) - 1, pi: len(st.Partitions), offset: fp.offset, max: fp.maxBytes})
 		}
 		st.Partitions = append(st.Partitions, sp)
 	}
 
+	if replica >= 0 {
+		now := c.s.now()
+		for _, t := range targets {
+			if u := t.p.UpdateFollower(replica, t.offset, now); u.ExpandISR != nil {
+				c.s.alterISR(t.t, t.p, u.ExpandISR)
+			}
+		}
+	}
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	var wake chan struct{}
 	for {
-		total, failed := c.readTargets(req, resp, targets, buf)
+		total, failed := c.readTargets(req, resp, targets, buf, replica >= 0)
 		if total >= int(req.MinBytes) || failed || len(targets) == 0 || !time.Now().Before(deadline) {
 			c.countFetched(resp)
 			return resp
@@ -106,6 +126,10 @@ func (c *conn) fetch(req *kmsg.FetchRequest, plan fetchPlan, buf *[]byte) kmsg.R
 			for _, t := range targets {
 				t.p.Wait(wake)
 				defer t.p.Unwait(wake)
+				if replica >= 0 {
+					t.p.WaitAppend(wake)
+					defer t.p.UnwaitAppend(wake)
+				}
 			}
 			// Data may have arrived between the read and registering.
 			continue
@@ -127,7 +151,7 @@ func (c *conn) fetch(req *kmsg.FetchRequest, plan fetchPlan, buf *[]byte) kmsg.R
 
 // readTargets reads every target into resp and returns the bytes read and
 // whether any partition failed (which answers the fetch at once).
-func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget, buf *[]byte) (int, bool) {
+func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget, buf *[]byte, replica bool) (int, bool) {
 	budget := int(req.MaxBytes)
 	if budget <= 0 {
 		budget = 1<<31 - 1
@@ -159,7 +183,11 @@ func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, tar
 		start := len(all)
 		var o partition.Offsets
 		var err error
-		all, o, err = t.p.Read(all, t.offset, max, total == 0)
+		if replica {
+			all, o, err = t.p.ReadReplica(all, t.offset, max)
+		} else {
+			all, o, err = t.p.Read(all, t.offset, max, total == 0)
+		}
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = o.HighWatermark, o.LastStable, o.LogStart
 		if err != nil {
 			sp.ErrorCode = c.s.metrics.code(kmsg.Fetch, err)
@@ -201,6 +229,12 @@ func (c *conn) countFetched(resp *kmsg.FetchResponse) {
 			m.topicRecordsOut.WithLabelValues(name).Add(float64(records))
 		}
 	}
+}
+
+// leads reports whether this node leads p.
+func leads(p *partition.Partition) bool {
+	leader, _ := p.Role()
+	return leader
 }
 
 // checkLeaderEpoch compares a client's view of the leader epoch with the

@@ -26,6 +26,8 @@ type metrics struct {
 	commitLatency    prometheus.Histogram
 	groupCommits     prometheus.Counter
 	controllerActive prometheus.Gauge
+	isrShrinks       prometheus.Counter
+	isrExpands       prometheus.Counter
 	cleaner          *cleanerMetrics
 }
 
@@ -33,6 +35,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	f := func(c prometheus.Collector) prometheus.Collector { reg.MustRegister(c); return c }
 	return &metrics{
 		cleaner: newCleanerMetrics(reg),
+		isrShrinks: f(prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "runnel_broker_isr_shrinks_total", Help: "ISR shrinks of partitions this node leads (a follower fell behind replica.lag.time.max.ms).",
+		})).(prometheus.Counter),
+		isrExpands: f(prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "runnel_broker_isr_expands_total", Help: "ISR expansions of partitions this node leads (a follower caught up).",
+		})).(prometheus.Counter),
 		controllerActive: f(prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "runnel_broker_active_controller", Help: "1 while this node is the active controller (the metadata quorum's leader), else 0.",
 		})).(prometheus.Gauge),

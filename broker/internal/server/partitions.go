@@ -50,6 +50,7 @@ func (s *Server) reconcileErr(old, im *metadata.Image, errp *error) {
 			*errp = errors.Join(*errp, fmt.Errorf("topic %s: %w", name, err))
 			continue
 		}
+		minISR := minISROf(t.Configs, layers)
 		for i, pm := range t.Partitions {
 			if !hosts(pm, s.cfg.NodeID) {
 				continue
@@ -59,11 +60,12 @@ func (s *Server) reconcileErr(old, im *metadata.Image, errp *error) {
 				if p.Config() != cfg {
 					p.SetConfig(cfg)
 				}
+				s.applyRole(tp{name, int32(i)}, t.ID, p, pm, minISR)
 				continue
 			}
 			p, err := partition.Open(partition.Options{
 				FS: s.fs, Dir: s.partitionDir(name, int32(i)), Topic: name, Index: int32(i),
-				Config: cfg, LeaderEpoch: pm.LeaderEpoch, Now: s.now, Logger: s.logger,
+				Config: cfg, LeaderEpoch: -1, Now: s.now, Logger: s.logger, // applyRole starts its epoch
 			})
 			if err != nil {
 				*errp = errors.Join(*errp, fmt.Errorf("open %s-%d: %w", name, i, err))
@@ -72,6 +74,7 @@ func (s *Server) reconcileErr(old, im *metadata.Image, errp *error) {
 			s.mu.Lock()
 			s.mu.parts[tp{name, int32(i)}] = p
 			s.mu.Unlock()
+			s.applyRole(tp{name, int32(i)}, t.ID, p, pm, minISR)
 		}
 	}
 }
@@ -86,6 +89,7 @@ func hosts(pm metadata.Partition, node int32) bool {
 }
 
 func (s *Server) dropPartition(topic string, part int32, errp *error) {
+	s.fetchers.unfollow(tp{topic, part})
 	s.mu.Lock()
 	p := s.mu.parts[tp{topic, part}]
 	delete(s.mu.parts, tp{topic, part})

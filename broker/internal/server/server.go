@@ -56,6 +56,7 @@ type Server struct {
 	advertise metadata.Broker
 
 	pids     producerIDs
+	fetchers replicaFetchers
 	sessions *fetchSessions
 	groups   groupCoordinator
 	cleaner  *cleaner // nil when log.cleaner.enable is false
@@ -154,6 +155,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.meta = meta
 	s.pids.s = s
+	s.fetchers.init(s)
 	s.groups.s = s
 	s.sessions = newFetchSessions(int(o.Config.FetchSessionSlots), o.Now)
 
@@ -271,10 +273,14 @@ func (s *Server) Ready() bool {
 // Serve accepts connections and runs the background work (time-based
 // segment rolls, retention, the log cleaner) until ctx ends or Close is called.
 func (s *Server) Serve(ctx context.Context) error {
-	s.wg.Add(3)
+	s.wg.Add(4)
 	go func() {
 		defer s.wg.Done()
 		s.housekeeping()
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.isrLoop()
 	}()
 	go func() {
 		defer s.wg.Done()
@@ -402,6 +408,7 @@ func (s *Server) Close() error {
 		close(s.stop)
 		s.bgCancel()
 		s.stopController()
+		s.fetchers.close()
 		s.listener.Close()
 		s.mu.Lock()
 		s.mu.closed = true
