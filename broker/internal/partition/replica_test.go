@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -410,5 +411,131 @@ func TestReadReplicaPastHighWatermark(t *testing.T) {
 	}
 	if _, _, err := p.ReadReplica(nil, 0, 1<<20); !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("replica read from a follower: %v", err)
+	}
+}
+
+// A replica that led epoch 1 and wrote a tail no one else got becomes a
+// follower in epoch 2, truncates the divergent tail (KIP-101), and catches
+// up. Its producer table is rebuilt, so duplicates are still recognized
+// when it leads again.
+func TestFollowerTruncatesDivergentTailAndCatchesUp(t *testing.T) {
+	now := t0
+	fs := vfs.NewMem()
+	a := openReplica(t, fs, "a", &now) // node 1
+	b := openReplica(t, fs, "b", &now) // node 2
+	mustAppend := func(p *Partition, batch []byte) AppendResult {
+		t.Helper()
+		res, err := p.Append(batch, 1)
+		if err != nil || res.Duplicate {
+			t.Fatalf("append: %+v %v", res, err)
+		}
+		if err := p.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// replicate runs one fetch of follower f (node id) from leader l.
+	replicate := func(f, l *Partition, id int32) {
+		t.Helper()
+		data, o, err := l.ReadReplica(nil, f.Offsets().LogEnd, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.AppendReplica(data, o.HighWatermark); err != nil {
+			t.Fatal(err)
+		}
+		l.UpdateFollower(id, f.Offsets().LogEnd, now)
+	}
+
+	// Epoch 1: b leads. Producer 7 writes offset 0, producer 42 offsets 1-2;
+	// a replicates them.
+	mustLead(t, b, LeaderState{ID: 2, LeaderEpoch: 1, PartitionEpoch: 1, Replicas: []int32{2, 1}, ISR: []int32{2, 1}, MinISR: 1})
+	if err := a.BecomeFollower(1, 2); err != nil {
+		t.Fatal(err)
+	}
+	mustAppend(b, makeBatch(1, 0, 7, 0, 0))
+	mustAppend(b, makeBatch(2, 0, 42, 0, 0))
+	replicate(a, b, 1)
+	replicate(a, b, 1) // a learns the high watermark
+	wantHW(t, b, 3)
+	wantHW(t, a, 3)
+	if err := a.AppendReplica(makeBatch(1, 0, -1, -1, -1), 3); err == nil {
+		t.Fatal("AppendReplica accepted a batch that does not start at the log end")
+	}
+	// b writes five more batches of producer 7 (offsets 3-7) that a never
+	// gets: they push producer 7's first batch out of b's table.
+	for seq := int32(1); seq <= 5; seq++ {
+		mustAppend(b, makeBatch(1, 0, 7, 0, seq))
+	}
+	wantHW(t, b, 3)
+
+	// Epoch 2: a leads. The producers retry: 7's seq 1 lands at 3, 42's
+	// seq 2 at 4-5.
+	mustLead(t, a, LeaderState{ID: 1, LeaderEpoch: 2, PartitionEpoch: 2, Replicas: []int32{2, 1}, ISR: []int32{1, 2}, MinISR: 1})
+	if err := b.BecomeFollower(2, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.AppendReplica(nil, 0); err != nil { // an empty fetch: nothing moves back
+		t.Fatal(err)
+	}
+	wantHW(t, b, 3)
+	mustAppend(a, makeBatch(1, 0, 7, 0, 1))
+	mustAppend(a, makeBatch(2, 0, 42, 0, 2))
+
+	// b finds where it diverged: a's end of epoch 1.
+	if e, end := a.Log().Epochs().EndOffsetFor(1); e != 1 || end != 3 {
+		t.Fatalf("EndOffsetFor(1) = %d, %d", e, end)
+	}
+	if err := a.TruncateTo(3); !errors.Is(err, ErrNotFollower) {
+		t.Fatalf("a leader truncated: %v", err)
+	}
+	if err := b.TruncateTo(3); err != nil {
+		t.Fatal(err)
+	}
+	if o := b.Offsets(); o.LogEnd != 3 || o.HighWatermark != 3 {
+		t.Fatalf("after truncation: %+v", o)
+	}
+	if err := b.AppendReplica(nil, 6); err != nil { // the leader's is ahead of b's log end
+		t.Fatal(err)
+	}
+	wantHW(t, b, 3)
+	// Producer 7's state came back from the log: its batch at offset 0.
+	if dup, err := b.producers.check(hdr(7, 0, 0, 1, 0)); err != nil || dup == nil || dup.BaseOffset != 0 {
+		t.Fatalf("producer 7 after truncation: %+v, %v", dup, err)
+	}
+	if dup, err := b.producers.check(hdr(42, 0, 0, 2, 0)); err != nil || dup == nil || dup.BaseOffset != 1 {
+		t.Fatalf("producer 42 after truncation: %+v, %v", dup, err)
+	}
+
+	replicate(b, a, 2)
+	replicate(b, a, 2)
+	wantHW(t, a, 6)
+	wantHW(t, b, 6)
+	da, _, _ := a.ReadReplica(nil, 0, 1<<20)
+	if err := b.BecomeLeader(LeaderState{ID: 2, LeaderEpoch: 3, PartitionEpoch: 3, Replicas: []int32{2, 1}, ISR: []int32{2}, MinISR: 1}); err != nil {
+		t.Fatal(err)
+	}
+	db, _, _ := b.ReadReplica(nil, 0, 1<<20)
+	if !bytes.Equal(da, db) {
+		t.Fatal("the follower's log differs from the leader's after catching up")
+	}
+	// Epoch 3: b leads again and recognizes the retries.
+	for _, c := range []struct {
+		batch []byte
+		base  int64
+	}{
+		{makeBatch(1, 0, 7, 0, 1), 3},
+		{makeBatch(2, 0, 42, 0, 2), 4},
+	} {
+		res, err := b.Append(c.batch, 1)
+		if err != nil || !res.Duplicate || res.BaseOffset != c.base {
+			t.Fatalf("retry on the new leader: %+v, %v; want a duplicate at %d", res, err, c.base)
+		}
+	}
+	if res := mustAppend(b, makeBatch(1, 0, 7, 0, 2)); res.BaseOffset != 6 {
+		t.Fatalf("next batch at %d, want 6", res.BaseOffset)
+	}
+	if _, err := b.Append(makeBatch(1, 0, 7, 0, 5), 1); !errors.Is(err, ErrOutOfOrderSequence) {
+		t.Fatalf("a sequence from the truncated tail: %v", err)
 	}
 }
