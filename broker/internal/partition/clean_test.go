@@ -24,7 +24,7 @@ func TestProducerStateSurvivesCleaning(t *testing.T) {
 	p := openTest(t, fs, cfg, nil)
 	appendCommit := func(b []byte) AppendResult {
 		t.Helper()
-		res, err := p.Append(b)
+		res, err := p.Append(b, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,11 +63,11 @@ func TestProducerStateSurvivesCleaning(t *testing.T) {
 
 	p = openTest(t, fs, cfg, nil)
 	defer p.Close()
-	dup, err := p.Append(makeBatch(3, 1000, 5, 0, 3))
+	dup, err := p.Append(makeBatch(3, 1000, 5, 0, 3), 1)
 	if err != nil || !dup.Duplicate || dup.BaseOffset != last.BaseOffset {
 		t.Fatalf("retry of the last batch after cleaning and restart: %+v, %v; want a duplicate at %d", dup, err, last.BaseOffset)
 	}
-	if _, err := p.Append(makeBatch(1, 1000, 5, 0, 6)); err != nil {
+	if _, err := p.Append(makeBatch(1, 1000, 5, 0, 6), 1); err != nil {
 		t.Fatalf("next sequence after cleaning and restart: %v", err)
 	}
 }

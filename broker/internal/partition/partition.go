@@ -1,11 +1,22 @@
-// Package partition keeps one partition's state above its log: the high
-// watermark, the leader epoch, the idempotent-producer table, and the fetch
-// requests waiting for new data.
+// Package partition keeps one partition replica's state above its log: the
+// high watermark, the leader epoch, the idempotent-producer table, the fetch
+// requests waiting for new data, and Kafka's replication state (role, ISR,
+// what each follower has; see replica.go and follower.go).
 //
 // Appends happen in two steps so that one connection's pipelined produce
 // requests keep their order while many share one fsync: Append validates,
 // deduplicates and writes in request order; Commit then waits for the fsync
 // (group commit in the log) and advances the high watermark, waking fetches.
+// With followers in the ISR the high watermark also waits for their fetches
+// (UpdateFollower), and an acks=all producer waits with WaitReplicated.
+//
+// A partition opened and given no role is a lone leader: no followers, an
+// empty ISR and min.insync.replicas 0, so the high watermark is the durable
+// end of the log (the log end at append with log.flush=never).
+//
+// The type is a deterministic core: it starts no goroutines and reads no
+// clock for replication (callers pass now). Lock order: appendMu, then mu,
+// then the log's locks; nothing waits while holding either.
 package partition
 
 import (
@@ -73,8 +84,9 @@ type Partition struct {
 	now    func() time.Time
 	logger *slog.Logger
 
-	// appendMu serializes Append: the producer check and the log append
-	// must be one step. Lock order: appendMu, then mu.
+	// appendMu serializes everything that changes the log: Append (the
+	// producer check and the log append must be one step), AppendReplica,
+	// TruncateTo and the role changes. Lock order: appendMu, then mu.
 	appendMu  sync.Mutex
 	producers producers
 
@@ -84,7 +96,8 @@ type Partition struct {
 		leaderEpoch int32
 		hw          int64
 		closed      bool
-		waiters     map[chan struct{}]struct{}
+		waiters     map[chan struct{}]struct{} // woken when the high watermark moves
+		repl        replication
 	}
 }
 
@@ -113,6 +126,7 @@ func Open(o Options) (*Partition, error) {
 	// cache), so it is visible: a single replica's high watermark is its
 	// log end offset.
 	p.mu.hw = l.LogEndOffset()
+	p.mu.repl = newReplication(l.LogEndOffset())
 	if err := p.loadProducers(); err != nil {
 		l.Close()
 		return nil, err
@@ -224,14 +238,19 @@ type AppendResult struct {
 }
 
 // Append validates one produced batch and appends it. It does not wait for
-// the fsync: call Commit with the result for that. b is modified in place
-// (base offset, leader epoch, and for LogAppendTime topics the timestamps).
-func (p *Partition) Append(b []byte) (AppendResult, error) {
+// the fsync: call Commit for that, and with acks=-1 then WaitReplicated with
+// LastOffset+1. b is modified in place (base offset, leader epoch, and for
+// LogAppendTime topics the timestamps). It fails with ErrNotLeader on a
+// follower and, for acks=-1, with ErrNotEnoughReplicas while the ISR is
+// smaller than min.insync.replicas; both are checked before anything is
+// written.
+func (p *Partition) Append(b []byte, acks int16) (AppendResult, error) {
 	p.mu.Lock()
-	cfg, epoch, closed := p.mu.config, p.mu.leaderEpoch, p.mu.closed
+	cfg := p.mu.config
+	_, err := p.leaderCheckLocked(acks)
 	p.mu.Unlock()
-	if closed {
-		return AppendResult{}, ErrClosed
+	if err != nil {
+		return AppendResult{}, err
 	}
 	if cfg.MaxMessageBytes > 0 && len(b) > int(cfg.MaxMessageBytes) {
 		return AppendResult{}, fmt.Errorf("%w: %d bytes > %d", ErrRecordTooLarge, len(b), cfg.MaxMessageBytes)
@@ -250,6 +269,14 @@ func (p *Partition) Append(b []byte) (AppendResult, error) {
 
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
+	// Again under appendMu: a role change (which takes appendMu) may have
+	// come since the check above, and the epoch must be the current one.
+	p.mu.Lock()
+	epoch, err := p.leaderCheckLocked(acks)
+	p.mu.Unlock()
+	if err != nil {
+		return AppendResult{}, err
+	}
 	dup, err := p.producers.check(&h)
 	if err != nil {
 		return AppendResult{}, err
@@ -267,9 +294,14 @@ func (p *Partition) Append(b []byte) (AppendResult, error) {
 	}
 	h.BaseOffset = res.BaseOffset
 	p.producers.record(&h)
+	p.mu.Lock()
 	if cfg.Log.FlushNever {
-		p.advanceHW(res.LastOffset + 1)
+		// Page-cache mode: the leader's copy counts as soon as it is written.
+		p.mu.repl.durableEnd = max(p.mu.repl.durableEnd, res.LastOffset+1)
+		p.updateHWLocked()
 	}
+	p.wakeAppendLocked()
+	p.mu.Unlock()
 	return AppendResult{BaseOffset: res.BaseOffset, LastOffset: res.LastOffset, LogAppendTime: lat}, nil
 }
 
@@ -286,25 +318,21 @@ func checkTimestamps(h *batch.Header, now int64, cfg Config) error {
 }
 
 // Commit makes every batch appended so far durable (one fsync shared with
-// concurrent callers) and advances the high watermark over it. With
-// log.flush=never it only advances the high watermark.
+// concurrent callers), records that as the leader's durable end, and
+// recomputes the high watermark: with no follower in the ISR it moves to the
+// durable end, otherwise to the least of that and every in-sync follower's
+// log end offset (see UpdateFollower). With log.flush=never it only
+// recomputes the high watermark.
 func (p *Partition) Commit() error {
 	end := p.log.LogEndOffset()
 	if err := p.log.Sync(); err != nil {
 		return err
 	}
-	p.advanceHW(end)
-	return nil
-}
-
-func (p *Partition) advanceHW(hw int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if hw <= p.mu.hw {
-		return
-	}
-	p.mu.hw = hw
-	p.wakeLocked()
+	p.mu.repl.durableEnd = max(p.mu.repl.durableEnd, end)
+	p.updateHWLocked()
+	return nil
 }
 
 // wakeLocked signals every waiting fetch.
@@ -343,19 +371,25 @@ func (p *Partition) Read(dst []byte, offset int64, maxBytes int, minOne bool) ([
 	closed := p.mu.closed
 	p.mu.Unlock()
 	o := p.Offsets()
-	switch {
-	case closed:
+	if closed {
 		return dst, o, ErrClosed
-	case offset < o.LogStart || offset > o.LogEnd:
+	}
+	return p.readTo(dst, offset, o.HighWatermark, maxBytes, minOne, o)
+}
+
+// readTo appends whole batches from offset up to limit (exclusive), after
+// checking offset against o.
+func (p *Partition) readTo(dst []byte, offset, limit int64, maxBytes int, minOne bool, o Offsets) ([]byte, Offsets, error) {
+	if offset < o.LogStart || offset > o.LogEnd {
 		return dst, o, fmt.Errorf("%w: offset %d is outside [%d, %d]", plog.ErrOffsetOutOfRange, offset, o.LogStart, o.LogEnd)
 	}
 	start := len(dst)
 	// The log reads within one segment at a time; continue into the next
-	// until maxBytes is used or the high watermark reached.
-	for offset < o.HighWatermark {
+	// until maxBytes is used or the limit reached.
+	for offset < limit {
 		before := len(dst)
 		var err error
-		dst, err = p.log.Read(dst, offset, o.HighWatermark, maxBytes-(before-start), minOne && before == start)
+		dst, err = p.log.Read(dst, offset, limit, maxBytes-(before-start), minOne && before == start)
 		if err != nil {
 			return dst, o, err
 		}
@@ -447,7 +481,7 @@ func (p *Partition) Close() error {
 		return nil
 	}
 	p.mu.closed = true
-	p.wakeLocked()
+	p.wakeAllLocked()
 	p.mu.Unlock()
 	if err := p.log.Sync(); err != nil {
 		p.log.Close()
@@ -461,7 +495,7 @@ func (p *Partition) Close() error {
 func (p *Partition) Delete() error {
 	p.mu.Lock()
 	p.mu.closed = true
-	p.wakeLocked()
+	p.wakeAllLocked()
 	p.mu.Unlock()
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()

@@ -54,7 +54,7 @@ func TestAppendCommitRead(t *testing.T) {
 	fs := vfs.NewMem()
 	p := openTest(t, fs, testConfig(), nil)
 	defer p.Close()
-	res, err := p.Append(makeBatch(3, 1000, -1, -1, -1))
+	res, err := p.Append(makeBatch(3, 1000, -1, -1, -1), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestWaitWakesOnCommit(t *testing.T) {
 	ch := make(chan struct{}, 1)
 	p.Wait(ch)
 	defer p.Unwait(ch)
-	if _, err := p.Append(makeBatch(1, 0, -1, -1, -1)); err != nil {
+	if _, err := p.Append(makeBatch(1, 0, -1, -1, -1), 1); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -111,10 +111,10 @@ func TestIdempotentDedupeSurvivesRestart(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			fs := vfs.NewCrashableMem()
 			p := openTest(t, fs, testConfig(), nil)
-			if _, err := p.Append(makeBatch(2, 0, 42, 0, 0)); err != nil {
+			if _, err := p.Append(makeBatch(2, 0, 42, 0, 0), 1); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := p.Append(makeBatch(2, 0, 42, 0, 2)); err != nil {
+			if _, err := p.Append(makeBatch(2, 0, 42, 0, 2), 1); err != nil {
 				t.Fatal(err)
 			}
 			if err := p.Commit(); err != nil {
@@ -129,14 +129,14 @@ func TestIdempotentDedupeSurvivesRestart(t *testing.T) {
 			}
 			p2 := openTest(t, fs, testConfig(), nil)
 			defer p2.Close()
-			res, err := p2.Append(makeBatch(2, 0, 42, 0, 2))
+			res, err := p2.Append(makeBatch(2, 0, 42, 0, 2), 1)
 			if err != nil || !res.Duplicate || res.BaseOffset != 2 {
 				t.Fatalf("retry after restart: %+v %v", res, err)
 			}
-			if _, err := p2.Append(makeBatch(1, 0, 42, 0, 7)); !errors.Is(err, ErrOutOfOrderSequence) {
+			if _, err := p2.Append(makeBatch(1, 0, 42, 0, 7), 1); !errors.Is(err, ErrOutOfOrderSequence) {
 				t.Fatalf("gap after restart: %v", err)
 			}
-			res, err = p2.Append(makeBatch(1, 0, 42, 0, 4))
+			res, err = p2.Append(makeBatch(1, 0, 42, 0, 4), 1)
 			if err != nil || res.BaseOffset != 4 {
 				t.Fatalf("next batch after restart: %+v %v", res, err)
 			}
@@ -151,15 +151,15 @@ func TestRejects(t *testing.T) {
 	cfg.TimestampAfterMaxMs = 1000
 	p := openTest(t, vfs.NewMem(), cfg, func() time.Time { return now })
 	defer p.Close()
-	if _, err := p.Append(makeBatch(5, now.UnixMilli(), -1, -1, -1)); !errors.Is(err, ErrRecordTooLarge) {
+	if _, err := p.Append(makeBatch(5, now.UnixMilli(), -1, -1, -1), 1); !errors.Is(err, ErrRecordTooLarge) {
 		t.Fatalf("too large: %v", err)
 	}
-	if _, err := p.Append(makeBatch(1, now.UnixMilli()+5000, -1, -1, -1)); !errors.Is(err, ErrInvalidTimestamp) {
+	if _, err := p.Append(makeBatch(1, now.UnixMilli()+5000, -1, -1, -1), 1); !errors.Is(err, ErrInvalidTimestamp) {
 		t.Fatalf("future timestamp: %v", err)
 	}
 	bad := makeBatch(1, now.UnixMilli(), -1, -1, -1)
 	bad[len(bad)-1] ^= 0xff
-	if _, err := p.Append(bad); !errors.Is(err, batch.ErrCRC) {
+	if _, err := p.Append(bad, 1); !errors.Is(err, batch.ErrCRC) {
 		t.Fatalf("bad crc: %v", err)
 	}
 	if p.Offsets().LogEnd != 0 {
@@ -173,7 +173,7 @@ func TestLogAppendTime(t *testing.T) {
 	now := time.UnixMilli(5_000_000)
 	p := openTest(t, vfs.NewMem(), cfg, func() time.Time { return now })
 	defer p.Close()
-	res, err := p.Append(makeBatch(2, 1, -1, -1, -1))
+	res, err := p.Append(makeBatch(2, 1, -1, -1, -1), 1)
 	if err != nil || res.LogAppendTime != now.UnixMilli() {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -192,8 +192,8 @@ func TestOffsetForTime(t *testing.T) {
 	p := openTest(t, vfs.NewMem(), testConfig(), nil)
 	defer p.Close()
 	// offsets 0-2 at 100,101,102; 3-5 at 200,201,202
-	p.Append(makeBatch(3, 100, -1, -1, -1))
-	p.Append(makeBatch(3, 200, -1, -1, -1))
+	p.Append(makeBatch(3, 100, -1, -1, -1), 1)
+	p.Append(makeBatch(3, 200, -1, -1, -1), 1)
 	p.Commit()
 	cases := []struct {
 		ts, off, gotTs int64
@@ -218,7 +218,7 @@ func TestOffsetForTime(t *testing.T) {
 func TestDeleteRecords(t *testing.T) {
 	p := openTest(t, vfs.NewMem(), testConfig(), nil)
 	defer p.Close()
-	p.Append(makeBatch(3, 0, -1, -1, -1))
+	p.Append(makeBatch(3, 0, -1, -1, -1), 1)
 	p.Commit()
 	if _, err := p.DeleteRecords(4); !errors.Is(err, plog.ErrOffsetOutOfRange) {
 		t.Fatalf("beyond hw: %v", err)
@@ -235,7 +235,7 @@ func TestReadCrossesSegments(t *testing.T) {
 	p := openTest(t, vfs.NewMem(), cfg, nil)
 	defer p.Close()
 	for range 10 {
-		if _, err := p.Append(makeBatch(2, 0, -1, -1, -1)); err != nil {
+		if _, err := p.Append(makeBatch(2, 0, -1, -1, -1), 1); err != nil {
 			t.Fatal(err)
 		}
 	}

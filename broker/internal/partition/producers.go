@@ -111,8 +111,10 @@ func (ps producers) record(h *batch.Header) {
 	})
 }
 
-// truncate forgets batches at or after offset (the log lost them).
-func (ps producers) truncate(offset int64) {
+// truncate forgets batches at or after offset (the log lost them). It
+// returns the producers left with no batch, which it removed: their state
+// must be rebuilt from the log before the cut.
+func (ps producers) truncate(offset int64) (lost map[int64]bool) {
 	for id, e := range ps {
 		n := 0
 		for _, b := range e.Batches {
@@ -124,8 +126,13 @@ func (ps producers) truncate(offset int64) {
 		e.Batches = e.Batches[:n]
 		if n == 0 {
 			delete(ps, id)
+			if lost == nil {
+				lost = map[int64]bool{}
+			}
+			lost[id] = true
 		}
 	}
+	return lost
 }
 
 func nextSeq(s int32) int32 {

@@ -345,7 +345,7 @@ func (sh *groupShard) appendLocked(out group.Output) error {
 }
 
 func (sh *groupShard) appendRecordsLocked(recs []group.Record, atomic bool, nowMs int64) error {
-	_, err := sh.part.Append(encodeBatch(recs, nowMs))
+	_, err := sh.part.Append(encodeBatch(recs, nowMs), -1)
 	if errors.Is(err, partition.ErrRecordTooLarge) && !atomic && len(recs) > 1 {
 		half := len(recs) / 2
 		if err := sh.appendRecordsLocked(recs[:half], false, nowMs); err != nil {

@@ -66,7 +66,7 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 					sp.ErrorMessage = errMessage(err)
 					break
 				}
-				res, err := p.Append(rp.Records)
+				res, err := p.Append(rp.Records, req.Acks)
 				if err != nil {
 					sp.ErrorCode = m.code(kmsg.Produce, err)
 					sp.ErrorMessage = errMessage(err)

@@ -1,0 +1,128 @@
+package partition
+
+import (
+	"fmt"
+
+	"github.com/runnel-io/runnel/broker/internal/batch"
+)
+
+// BecomeFollower makes this replica a follower of leader in leaderEpoch
+// (Kafka's makeFollower). Appends are refused from now on (ErrNotLeader),
+// and acks=all waiters get ErrNotLeader. The log is not touched: the
+// follower's fetcher finds the divergence point (OffsetForLeaderEpoch or
+// the leader's diverging epoch, KIP-101/320), calls TruncateTo, then
+// AppendReplica. The high watermark is kept.
+func (p *Partition) BecomeFollower(leaderEpoch int32, leader int32) error {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.closed {
+		return ErrClosed
+	}
+	if leaderEpoch < p.mu.leaderEpoch {
+		return fmt.Errorf("%w: leader epoch %d < %d", ErrStaleLeaderEpoch, leaderEpoch, p.mu.leaderEpoch)
+	}
+	r := &p.mu.repl
+	p.mu.leaderEpoch = leaderEpoch
+	r.role, r.leader = roleFollower, leader
+	r.pending = nil
+	r.followers = map[int32]*follower{}
+	p.signalLocked()
+	return nil
+}
+
+// AppendReplica appends batches fetched from the leader, with the offsets and
+// leader epochs the leader gave them (their CRCs are checked; the first must
+// start at the log end offset), fsyncs them, and records their producers.
+// Then the high watermark becomes the leader's, capped at this log's end:
+// max(HW, min(leaderHW, log end)). An empty b only moves the high watermark.
+// ErrNotFollower unless BecomeFollower was called.
+func (p *Partition) AppendReplica(b []byte, leaderHW int64) error {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	if err := p.followerCheck(); err != nil {
+		return err
+	}
+	if len(b) > 0 {
+		if err := p.log.AppendFollower(b); err != nil {
+			return err
+		}
+		if err := p.log.Sync(); err != nil {
+			return err
+		}
+		// AppendFollower checked every batch's header and length.
+		for pos := 0; pos < len(b); {
+			h, err := batch.ParseHeader(b[pos:])
+			if err != nil {
+				return err
+			}
+			p.producers.record(&h)
+			pos += h.Size()
+		}
+	}
+	leo := p.log.LogEndOffset()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.repl.durableEnd = leo
+	p.setHWLocked(min(leaderHW, leo))
+	if len(b) > 0 {
+		p.wakeAppendLocked()
+	}
+	return nil
+}
+
+// TruncateTo drops the log from offset on (a batch straddling offset goes
+// whole; see log.Truncate), for a follower whose tail diverged from the
+// leader's (KIP-101). The producer table forgets the dropped batches; a
+// producer left with none is rebuilt from the log, so its sequence numbers
+// and duplicates are checked as before. The high watermark is lowered to the
+// new log end if it was above. ErrNotFollower unless BecomeFollower was
+// called: a leader never truncates.
+func (p *Partition) TruncateTo(offset int64) error {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	if err := p.followerCheck(); err != nil {
+		return err
+	}
+	if err := p.log.Truncate(offset); err != nil {
+		return err
+	}
+	leo := p.log.LogEndOffset()
+	if lost := p.producers.truncate(leo); len(lost) > 0 {
+		if err := p.rebuildProducers(lost); err != nil {
+			return err
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.hw = min(p.mu.hw, leo)
+	p.mu.repl.durableEnd = min(p.mu.repl.durableEnd, leo)
+	p.wakeAppendLocked()
+	return nil
+}
+
+// rebuildProducers scans the log from its start for the batches of the
+// producers in ids (which the table lost), recording them. appendMu held.
+func (p *Partition) rebuildProducers(ids map[int64]bool) error {
+	return p.log.Scan(p.log.LogStartOffset(), func(h batch.Header) error {
+		if ids[h.ProducerID] {
+			p.producers.record(&h)
+		}
+		return nil
+	})
+}
+
+// followerCheck says why this replica may not take replicated data or
+// truncate now; nil when it may.
+func (p *Partition) followerCheck() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.mu.closed:
+		return ErrClosed
+	case p.mu.repl.role != roleFollower:
+		return ErrNotFollower
+	}
+	return nil
+}
