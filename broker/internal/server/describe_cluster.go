@@ -27,10 +27,13 @@ func handleDescribeCluster(c *conn, r *request) kmsg.Response {
 	}
 	im := c.s.meta.Image()
 	resp.ClusterID = im.ClusterID
-	resp.ControllerID = c.s.cfg.NodeID
+	resp.ControllerID = c.s.controllerID()
 	resp.ClusterAuthorizedOperations = authorizedOperationsOmitted
 	for _, id := range im.BrokerIDs() {
 		b := im.Brokers[id]
+		if b.Fenced {
+			continue
+		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port = b.ID, b.Host, b.Port
 		if b.Rack != "" {

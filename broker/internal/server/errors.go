@@ -118,7 +118,7 @@ func groupWriteError(err error, commit bool) *kerr.Error {
 	}
 	code, _ := kerr.ErrorForCode(errCode(err)).(*kerr.Error)
 	switch code {
-	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas:
+	case kerr.UnknownTopicOrPartition, kerr.NotEnoughReplicas, kerr.NotEnoughReplicasAfterAppend:
 		return kerr.CoordinatorNotAvailable
 	case kerr.RequestTimedOut:
 		if !commit {

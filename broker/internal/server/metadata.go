@@ -18,6 +18,16 @@ import (
 // authorized operations fields.
 const authorizedOperationsOmitted = -2147483648
 
+// controllerID is the active controller's node id as this node knows it
+// (the quorum's leader), or -1 while there is none.
+func (s *Server) controllerID() int32 {
+	id, _, ok := s.meta.Leader()
+	if !ok {
+		return -1
+	}
+	return id
+}
+
 func handleMetadata(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
@@ -40,6 +50,9 @@ func handleMetadata(c *conn, r *request) kmsg.Response {
 
 	for _, id := range im.BrokerIDs() {
 		b := im.Brokers[id]
+		if b.Fenced {
+			continue // as Kafka: a fenced broker is not offered to clients
+		}
 		rb := kmsg.NewMetadataResponseBroker()
 		rb.NodeID, rb.Host, rb.Port = b.ID, b.Host, b.Port
 		if b.Rack != "" {
@@ -50,13 +63,13 @@ func handleMetadata(c *conn, r *request) kmsg.Response {
 	}
 	cluster := im.ClusterID
 	resp.ClusterID = &cluster
-	resp.ControllerID = s.cfg.NodeID
+	resp.ControllerID = s.controllerID()
 	resp.AuthorizedOperations = authorizedOperationsOmitted
 
 	// All topics: a null list, or in v0 an empty one.
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, name := range im.TopicNames() {
-			resp.Topics = append(resp.Topics, metadataTopic(im.Topics[name], req.Version))
+			resp.Topics = append(resp.Topics, metadataTopic(im, im.Topics[name], req.Version))
 		}
 		return resp
 	}
@@ -68,7 +81,7 @@ func handleMetadata(c *conn, r *request) kmsg.Response {
 			t = im.TopicsByID[rt.TopicID]
 		}
 		if t != nil {
-			resp.Topics = append(resp.Topics, metadataTopic(t, req.Version))
+			resp.Topics = append(resp.Topics, metadataTopic(im, t, req.Version))
 			continue
 		}
 		st := kmsg.NewMetadataResponseTopic()
@@ -85,7 +98,7 @@ func handleMetadata(c *conn, r *request) kmsg.Response {
 	return resp
 }
 
-func metadataTopic(t *metadata.Topic, version int16) kmsg.MetadataResponseTopic {
+func metadataTopic(im *metadata.Image, t *metadata.Topic, version int16) kmsg.MetadataResponseTopic {
 	st := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	st.Topic = &name
@@ -99,6 +112,11 @@ func metadataTopic(t *metadata.Topic, version int16) kmsg.MetadataResponseTopic 
 		sp.LeaderEpoch = p.LeaderEpoch
 		sp.Replicas = p.Replicas
 		sp.ISR = p.ISR
+		for _, r := range p.Replicas {
+			if b, ok := im.Brokers[r]; !ok || b.Fenced {
+				sp.OfflineReplicas = append(sp.OfflineReplicas, r)
+			}
+		}
 		if p.Leader < 0 {
 			sp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}

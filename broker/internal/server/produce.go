@@ -2,11 +2,16 @@ package server
 
 // Produce: versions 3-11 (3 is Kafka 4.0's floor: record batch v2 only).
 // Each partition's records must be exactly one batch. acks 0, 1 and -1
-// (all); acks=1 and all are answered after the batch is fsynced (unless
-// log.flush=never), and acks=0 gets no response at all. Transactional
+// (all); acks=1 is answered after the leader fsynced the batch (unless
+// log.flush=never), acks=all once the ISR holds it too (the high watermark
+// passed it: NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas
+// before the write, NOT_ENOUGH_REPLICAS_AFTER_APPEND when it fell below
+// after, REQUEST_TIMED_OUT past timeout_ms), and acks=0 gets no response
+// at all. Transactional
 // produces are refused until transactions land.
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"time"
@@ -35,6 +40,7 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 	type appended struct {
 		p      *partition.Partition
 		ti, pi int
+		end    int64 // the offset after the batch
 	}
 	var toCommit []appended
 	im := c.s.meta.Image()
@@ -78,7 +84,7 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 					m.topicBytesIn.WithLabelValues(rt.Topic).Add(float64(len(rp.Records)))
 					m.topicRecordsIn.WithLabelValues(rt.Topic).Add(float64(res.LastOffset - res.BaseOffset + 1))
 				}
-				toCommit = append(toCommit, appended{p, len(resp.Topics), len(st.Partitions)})
+				toCommit = append(toCommit, appended{p, len(resp.Topics), len(st.Partitions), res.LastOffset + 1})
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
@@ -106,6 +112,14 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 		}
 		results := make([]error, len(parts))
 		var wg sync.WaitGroup
+		// acks=all also waits until the ISR holds the batch (the high
+		// watermark passed it), bounded by the request's timeout.
+		ends := map[*partition.Partition]int64{}
+		for _, a := range toCommit {
+			ends[a.p] = max(ends[a.p], a.end)
+		}
+		ctx, cancel := context.WithTimeout(c.s.bg, time.Duration(max(req.TimeoutMillis, 1))*time.Millisecond)
+		defer cancel()
 		for i, p := range parts {
 			wg.Add(1)
 			go func() {
@@ -113,6 +127,9 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 				start := time.Now()
 				results[i] = p.Commit()
 				m.commitLatency.Observe(time.Since(start).Seconds())
+				if results[i] == nil && req.Acks == -1 {
+					results[i] = p.WaitReplicated(ctx, ends[p])
+				}
 			}()
 		}
 		wg.Wait()
