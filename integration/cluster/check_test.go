@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -97,7 +98,7 @@ func check(h history) []violation {
 	for _, n := range h.NonMonotonic {
 		vs = append(vs, violation{backwards, n.String()})
 	}
-	slices.SortStableFunc(vs, func(a, b violation) int { return compareStrings(a.Kind, b.Kind) })
+	slices.SortStableFunc(vs, func(a, b violation) int { return cmp.Compare(a.Kind, b.Kind) })
 	return vs
 }
 
@@ -132,26 +133,7 @@ func checkProducerOrder(final []readRecord) []violation {
 }
 
 func comparePositions(a, b position) int {
-	if a.Partition != b.Partition {
-		return int(a.Partition) - int(b.Partition)
-	}
-	switch {
-	case a.Offset < b.Offset:
-		return -1
-	case a.Offset > b.Offset:
-		return 1
-	}
-	return 0
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Or(cmp.Compare(a.Partition, b.Partition), cmp.Compare(a.Offset, b.Offset))
 }
 
 // maxViolationsShown per kind in requireCorrect's report.
