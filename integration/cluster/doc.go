@@ -11,6 +11,8 @@
 //     port and log dir; controller.quorum.voters when n > 1), each logging
 //     to a file that is printed (its tail) when the test fails. Kill,
 //     Stop and Restart act on one node; Restart reuses its ports and dir.
+//     withKafkaProxies puts a fault proxy in front of each node's Kafka
+//     listener and advertises it, so a test can cut a node off.
 //   - faultproxy_test.go: a TCP proxy between a client and a target that
 //     can Cut (close and refuse), Blackhole (stall, drop bytes) and Heal.
 //   - workload_test.go: k idempotent acks=all producers writing numbered
@@ -26,7 +28,8 @@
 //
 // Scenarios it will host once replication and the Raft metadata quorum are
 // wired (today only a single node with replication factor 1 works, and
-// TestSingleNodeKillNoLoss proves the machinery there):
+// TestSingleNodeKillNoLoss and TestSingleNodeClientsCutOff prove the
+// machinery there):
 //
 //   - a three-node cluster, RF=3, min.insync.replicas=2: SIGKILL the leader
 //     of each partition in turn under load; no acknowledged write is lost,

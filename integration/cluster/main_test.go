@@ -11,7 +11,8 @@ import (
 // runnelBin is the broker binary every node of every test runs.
 var runnelBin string
 
-// TestMain builds `runnel` once, as integration/crash does.
+// TestMain builds `runnel` once. Copied from integration/crash's TestMain
+// (test code cannot be imported); its process start is procs_test.go's spawn.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "runnel-cluster")
 	if err != nil {

@@ -31,17 +31,19 @@ const (
 var errPortTaken = errors.New("port already in use")
 
 // harnessKeys are the settings startCluster sets itself for each node.
-var harnessKeys = []string{"node.id", "log.dirs", "listeners", "runnel.http.listener", "controller.quorum.voters"}
+var harnessKeys = []string{"node.id", "log.dirs", "listeners", "advertised.listeners", "runnel.http.listener", "controller.quorum.voters"}
 
 // Node is one broker of a Cluster. Its addresses and directory stay the
 // same across restarts.
 type Node struct {
 	ID             int32
-	Addr           string // Kafka listener, 127.0.0.1:port
-	ControllerAddr string // its controller.quorum.voters address (n > 1 only)
-	HTTPAddr       string // /metrics, /healthz, /readyz
-	Dir            string // log.dirs
-	LogPath        string // stdout and stderr of every run, appended
+	Addr           string      // the Kafka listener it binds, 127.0.0.1:port
+	Advertised     string      // what clients dial: Proxy's address, or Addr
+	Proxy          *faultProxy // in front of Addr, with withKafkaProxies; else nil
+	ControllerAddr string      // its controller.quorum.voters address (n > 1 only)
+	HTTPAddr       string      // /metrics, /healthz, /readyz
+	Dir            string      // log.dirs
+	LogPath        string      // stdout and stderr of every run, appended
 
 	proc *process // nil while not running; guarded by Cluster.mu
 	runs int      // processes started so far
@@ -60,16 +62,26 @@ type Cluster struct {
 	t        testing.TB
 	settings map[string]string
 	voters   string // controller.quorum.voters, "" for one node
+	proxied  bool   // withKafkaProxies
 	nodes    []*Node
 	mu       sync.Mutex // guards every Node's proc
 }
+
+// clusterOption changes how startCluster runs its nodes.
+type clusterOption func(*Cluster)
+
+// withKafkaProxies puts a faultProxy in front of every node's Kafka
+// listener and advertises the proxy's address, so clients (and, with
+// replication, followers fetching from a leader) reach each node through
+// its Node.Proxy. The controller (Raft) port is not proxied.
+func withKafkaProxies() clusterOption { return func(c *Cluster) { c.proxied = true } }
 
 // startCluster starts n nodes with node.id 1..n and the given extra
 // settings (Kafka names, e.g. "min.insync.replicas": "2"), and returns once
 // every node answers /readyz and accepts Kafka connections. For n > 1 each
 // node is a voter of controller.quorum.voters. Nodes are killed when the
 // test ends; if it failed, the tail of each node's log is printed.
-func startCluster(t testing.TB, n int, settings map[string]string) *Cluster {
+func startCluster(t testing.TB, n int, settings map[string]string, opts ...clusterOption) *Cluster {
 	t.Helper()
 	for _, k := range harnessKeys {
 		if _, ok := settings[k]; ok {
@@ -78,6 +90,9 @@ func startCluster(t testing.TB, n int, settings map[string]string) *Cluster {
 	}
 	root := t.TempDir()
 	c := &Cluster{t: t, settings: settings}
+	for _, o := range opts {
+		o(c)
+	}
 	for i := range n {
 		id := int32(i + 1)
 		c.nodes = append(c.nodes, &Node{
@@ -146,6 +161,14 @@ func (c *Cluster) assignPorts() error {
 			*addr = a
 		}
 		voters = append(voters, fmt.Sprintf("%d@%s", nd.ID, nd.ControllerAddr))
+		nd.Advertised = nd.Addr
+		if c.proxied {
+			if nd.Proxy != nil {
+				nd.Proxy.Close() // of a try whose ports were taken
+			}
+			nd.Proxy = startFaultProxy(c.t, nd.Addr)
+			nd.Advertised = nd.Proxy.Addr()
+		}
 	}
 	if len(c.nodes) > 1 {
 		c.voters = strings.Join(voters, ",")
@@ -160,6 +183,9 @@ func (c *Cluster) args(nd *Node) []string {
 		"--log.dirs=" + nd.Dir,
 		"--listeners=PLAINTEXT://" + nd.Addr,
 		"--runnel.http.listener=" + nd.HTTPAddr,
+	}
+	if c.proxied {
+		args = append(args, "--advertised.listeners=PLAINTEXT://"+nd.Advertised)
 	}
 	if c.voters != "" {
 		args = append(args, "--controller.quorum.voters="+c.voters)
@@ -350,24 +376,25 @@ func (c *Cluster) restart(nd *Node) error {
 // Running reports whether node id's process is running.
 func (c *Cluster) Running(id int32) bool { return c.proc(c.Node(id)) != nil }
 
-// Addrs returns the Kafka address of every node, running or not, in id order.
+// Addrs returns the advertised Kafka address of every node, running or
+// not, in id order.
 func (c *Cluster) Addrs() []string {
 	var addrs []string
 	for _, nd := range c.nodes {
-		addrs = append(addrs, nd.Addr)
+		addrs = append(addrs, nd.Advertised)
 	}
 	return addrs
 }
 
-// Seeds returns the Kafka addresses of the running nodes: seed brokers
-// for a new client.
+// Seeds returns the advertised Kafka addresses of the running nodes: seed
+// brokers for a new client.
 func (c *Cluster) Seeds() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var addrs []string
 	for _, nd := range c.nodes {
 		if nd.proc != nil {
-			addrs = append(addrs, nd.Addr)
+			addrs = append(addrs, nd.Advertised)
 		}
 	}
 	return addrs

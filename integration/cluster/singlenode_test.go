@@ -6,6 +6,16 @@ import (
 	"time"
 )
 
+// waitLoaded waits for cond while ps writes; on a timeout it fails the
+// test with the producers' counts.
+func waitLoaded(t *testing.T, ctx context.Context, ps *producerSet, what string, cond func() bool) {
+	t.Helper()
+	if err := waitUntil(ctx, what, cond); err != nil {
+		sent, acked, failed, errs := ps.Counts()
+		t.Fatalf("%v (sent %d, acked %d, failed %d, client errors %v)", err, sent, acked, failed, errs)
+	}
+}
+
 // TestSingleNodeKillNoLoss is the machinery's proof on what works today:
 // one node, RF=1, a topic of four partitions, four idempotent acks=all
 // producers, a consumer of every partition and a consumer group of two
@@ -43,13 +53,7 @@ func TestSingleNodeKillNoLoss(t *testing.T) {
 	}
 	defer cw.Stop()
 
-	wait := func(what string, cond func() bool) {
-		t.Helper()
-		if err := waitUntil(ctx, what, cond); err != nil {
-			sent, acked, failed, errs := ps.Counts()
-			t.Fatalf("%v (sent %d, acked %d, failed %d, client errors %v)", err, sent, acked, failed, errs)
-		}
-	}
+	wait := func(what string, cond func() bool) { t.Helper(); waitLoaded(t, ctx, ps, what, cond) }
 	for i := range kills {
 		_, before, _, _ := ps.Counts()
 		round := time.Now()
@@ -103,4 +107,56 @@ func TestSingleNodeKillNoLoss(t *testing.T) {
 	answered, unanswered := cw.Polls()
 	t.Logf("%d records sent, %d acknowledged, %d failed, %d in the final read (high watermarks %v); consumers read %d (%d fetch errors); %d commit polls (%d failed)",
 		sent, acked, failed, len(final), ends, len(cs.Reads()), cs.FetchErrors(), answered, unanswered)
+}
+
+// TestSingleNodeClientsCutOff cuts every client off the node with the
+// fault proxy in front of its listener (advertised, so clients cannot go
+// around it) while producers and a consumer run, then heals: in-flight
+// produces whose answers were lost are retried, and the idempotent
+// producers' retries must not be stored twice.
+func TestSingleNodeClientsCutOff(t *testing.T) {
+	const (
+		topic      = "cut-off"
+		partitions = 4
+	)
+	all := []int32{0, 1, 2, 3}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := startCluster(t, 1, nil, withKafkaProxies())
+	c.createTopic(ctx, topic, partitions, 1, nil)
+	ps := startProducers(ctx, c.Seeds(), topic, 2, produceLimits{Interval: time.Millisecond})
+	defer ps.Stop()
+	cs, err := startConsumers(ctx, c.Seeds(), topic, consumeConfig{Partitions: partitions, Assigned: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Stop()
+	px := c.Node(1).Proxy
+
+	for round := range 2 {
+		start := time.Now()
+		waitLoaded(t, ctx, ps, "load on every partition", func() bool { return ps.ackedSince(start, all) })
+		refused := px.Refused()
+		px.Cut()
+		cut := time.Now()
+		waitLoaded(t, ctx, ps, "clients to be refused", func() bool { return px.Refused() >= refused+2 })
+		px.Heal()
+		healed := time.Now()
+		waitLoaded(t, ctx, ps, "an acknowledgement on every partition after the heal", func() bool { return ps.ackedSince(healed, all) })
+		t.Logf("cut %d: %v long, %d connections refused; after the heal %v",
+			round+1, healed.Sub(cut).Round(time.Millisecond), px.Refused()-refused, ps.failoverTimes(healed, all))
+	}
+
+	ps.Stop()
+	ends := c.endOffsets(ctx, topic)
+	waitLoaded(t, ctx, ps, "the consumer to read up to the high watermarks", func() bool { return cs.caughtUp(ends) })
+	cs.Stop()
+	final, finalBackwards, err := readBack(ctx, c.Seeds(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireCorrect(t, history{Acked: ps.Acked(), Reads: cs.Reads(), NonMonotonic: append(cs.NonMonotonic(), finalBackwards...), Final: final})
+	sent, acked, failed, _ := ps.Counts()
+	t.Logf("%d records sent, %d acknowledged, %d failed, %d in the final read; %d connections through the proxy",
+		sent, acked, failed, len(final), px.Accepted())
 }
