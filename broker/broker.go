@@ -29,6 +29,11 @@ type Config struct {
 	FS vfs.FS
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
+	// ControllerListener, when set, is this node's already bound
+	// controller listener, whose address controller.quorum.voters gives
+	// for node.id: tests bind port 0 for every voter first. The broker
+	// owns it. Nil: the broker listens on its voter address itself.
+	ControllerListener net.Listener
 }
 
 // Broker is one running broker node.
@@ -64,6 +69,7 @@ func New(cfg Config) (*Broker, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv, err := server.New(server.Options{
 		Config: parsed, Static: cfg.Settings, FS: cfg.FS, Logger: logger, Registry: reg,
+		ControllerListener: cfg.ControllerListener,
 	})
 	if err != nil {
 		return nil, err

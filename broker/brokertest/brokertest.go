@@ -1,11 +1,18 @@
 // Package brokertest starts Runnel brokers for tests: on a free loopback
-// port, with a temporary data directory, closed when the test ends.
+// port, with a temporary data directory, closed when the test ends. Start
+// starts one node; StartCluster starts N nodes in this process that form
+// one cluster over a Raft quorum on loopback.
 package brokertest
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/runnel-io/runnel/broker"
@@ -74,4 +81,121 @@ type testWriter struct{ t testing.TB }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
 	return len(p), nil
+}
+
+// Cluster is an in-process cluster of brokers started for a test, every
+// node a voter of the metadata quorum (combined mode, Kafka's default).
+type Cluster struct {
+	// Brokers are the nodes; Brokers[i] has node.id i+1.
+	Brokers []*Broker
+	// Settings are the settings every node shares, and Voters the
+	// controller.quorum.voters value.
+	Settings map[string]string
+	Voters   string
+	ctrlAddr []string
+	t        testing.TB
+}
+
+// StartCluster starts n brokers on 127.0.0.1 that form one cluster, each
+// with a fresh data directory, and returns once every node has joined
+// (registered and unfenced). Short quorum and session timeouts keep
+// failover tests quick; settings override them and every other default
+// (later maps win). The nodes are closed when the test ends.
+func StartCluster(t testing.TB, n int, settings ...map[string]string) *Cluster {
+	t.Helper()
+	lns := make([]net.Listener, n)
+	var voters []string
+	for i := range lns {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("brokertest: controller listener: %v", err)
+		}
+		lns[i] = ln
+		voters = append(voters, fmt.Sprintf("%d@%s", i+1, ln.Addr()))
+	}
+	c := &Cluster{Voters: strings.Join(voters, ","), t: t, Brokers: make([]*Broker, n)}
+	c.Settings = map[string]string{
+		"controller.quorum.election.timeout.ms": "300",
+		"controller.quorum.fetch.timeout.ms":    "300",
+		"broker.session.timeout.ms":             "2000",
+		"broker.heartbeat.interval.ms":          "200",
+		"replica.lag.time.max.ms":               "2000",
+		"replica.fetch.wait.max.ms":             "100",
+	}
+	for _, m := range settings {
+		maps.Copy(c.Settings, m)
+	}
+	for _, ln := range lns {
+		c.ctrlAddr = append(c.ctrlAddr, ln.Addr().String())
+	}
+	// Each node waits in New for a quorum: start them together.
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			c.Brokers[i], errs[i] = c.start(i, t.TempDir(), lns[i])
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("brokertest: start node %d: %v", i+1, err)
+		}
+	}
+	return c
+}
+
+func (c *Cluster) start(i int, dir string, ln net.Listener) (*Broker, error) {
+	s := map[string]string{
+		"listeners":                "PLAINTEXT://127.0.0.1:0",
+		"runnel.http.listener":     "127.0.0.1:0",
+		"log.dirs":                 dir,
+		"node.id":                  strconv.Itoa(i + 1),
+		"controller.quorum.voters": c.Voters,
+	}
+	maps.Copy(s, c.Settings)
+	s["log.dirs"], s["node.id"], s["controller.quorum.voters"] = dir, strconv.Itoa(i+1), c.Voters
+	cfg := broker.Config{Settings: s, ControllerListener: ln}
+	if testing.Verbose() {
+		cfg.Logger = slog.New(slog.NewTextHandler(testWriter{c.t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", i+1)
+	}
+	b, err := broker.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	tb := &Broker{Broker: b, Dir: dir, Settings: s, done: make(chan error, 1)}
+	go func() { tb.done <- b.Run(context.Background()) }()
+	c.t.Cleanup(func() { tb.Stop(c.t) })
+	return tb, nil
+}
+
+// Node returns the broker with node.id id.
+func (c *Cluster) Node(id int32) *Broker { return c.Brokers[id-1] }
+
+// Seeds returns the Kafka addresses of the running nodes.
+func (c *Cluster) Seeds() []string {
+	var out []string
+	for _, b := range c.Brokers {
+		if b.done != nil {
+			out = append(out, b.Addr())
+		}
+	}
+	return out
+}
+
+// Restart starts node id again on its data directory and controller
+// address (after Stop). Its Kafka port is a new one. It returns once the
+// node has joined.
+func (c *Cluster) Restart(id int32) {
+	c.t.Helper()
+	old := c.Brokers[id-1]
+	ln, err := net.Listen("tcp", c.ctrlAddr[id-1])
+	if err != nil {
+		c.t.Fatalf("brokertest: restart node %d: controller listener: %v", id, err)
+	}
+	b, err := c.start(int(id-1), old.Dir, ln)
+	if err != nil {
+		c.t.Fatalf("brokertest: restart node %d: %v", id, err)
+	}
+	c.Brokers[id-1] = b
 }

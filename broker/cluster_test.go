@@ -1,0 +1,159 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/runnel-io/runnel/broker/brokertest"
+)
+
+// clusterClient is a franz-go client of every running node of c.
+func clusterClient(t testing.TB, c *brokertest.Cluster, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Seeds()...), kgo.MetadataMinAge(50 * time.Millisecond)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// waitState polls cond every 20 ms until it holds or ctx ends; cond
+// says what it saw, for the failure message.
+func waitState(t testing.TB, ctx context.Context, what string, cond func() (bool, string)) {
+	t.Helper()
+	last := ""
+	for {
+		ok, state := cond()
+		if ok {
+			return
+		}
+		last = state
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v (last: %s)", what, ctx.Err(), last)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// fullISR waits until every partition of topic has a leader and all its
+// replicas in the ISR, and returns the leaders.
+func fullISR(t testing.TB, ctx context.Context, adm *kadm.Client, topic string) map[int32]int32 {
+	t.Helper()
+	leaders := map[int32]int32{}
+	waitState(t, ctx, "a full ISR on "+topic, func() (bool, string) {
+		md, err := adm.Metadata(ctx, topic)
+		if err != nil {
+			return false, err.Error()
+		}
+		td := md.Topics[topic]
+		if td.Err != nil || len(td.Partitions) == 0 {
+			return false, fmt.Sprint(td.Err)
+		}
+		for _, p := range td.Partitions {
+			if p.Leader < 0 || len(p.ISR) != len(p.Replicas) {
+				return false, fmt.Sprintf("partition %d leader %d isr %v replicas %v", p.Partition, p.Leader, p.ISR, p.Replicas)
+			}
+			leaders[p.Partition] = p.Leader
+		}
+		return true, ""
+	})
+	return leaders
+}
+
+// TestClusterReplicatesAndFailsOver: three nodes, RF=3,
+// min.insync.replicas=2. acks=all writes land on every replica; stopping
+// a leader moves leadership without losing an acknowledged record; the
+// node comes back, catches up and rejoins the ISR.
+func TestClusterReplicatesAndFailsOver(t *testing.T) {
+	c := brokertest.StartCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := clusterClient(t, c, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("r"))
+	adm := kadm.NewClient(cl)
+	resp, err := adm.CreateTopic(ctx, 3, 3, map[string]*string{"min.insync.replicas": new("2")}, "r")
+	if err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	leaders := fullISR(t, ctx, adm, "r")
+
+	var want []string
+	produce := func(n int) {
+		t.Helper()
+		for i := range n {
+			v := fmt.Sprintf("v%04d", len(want))
+			if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(v), Value: []byte(v), Partition: int32(i % 3)}).FirstErr(); err != nil {
+				t.Fatalf("produce %s: %v", v, err)
+			}
+			want = append(want, v)
+		}
+	}
+	produce(90)
+
+	// Every replica holds what was acknowledged: each node's end offsets
+	// reach the leader's high watermark.
+	ends, err := adm.ListEndOffsets(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+	if total != 90 {
+		t.Fatalf("high watermarks add up to %d, want 90", total)
+	}
+
+	// Stop the leader of partition 0 (a controlled shutdown).
+	victim := leaders[0]
+	c.Node(victim).Stop(t)
+	waitState(t, ctx, "a new leader of r-0", func() (bool, string) {
+		md, err := adm.Metadata(ctx, "r")
+		if err != nil {
+			return false, err.Error()
+		}
+		p := md.Topics["r"].Partitions[0]
+		return p.Leader >= 0 && p.Leader != victim, fmt.Sprintf("leader %d", p.Leader)
+	})
+	produce(60)
+
+	c.Restart(victim)
+	cl2 := clusterClient(t, c)
+	fullISR(t, ctx, kadm.NewClient(cl2), "r")
+	produce(30)
+
+	got := readAll(t, ctx, c, "r", len(want))
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("read %d records, want %d; first differences: %v", len(got), len(want), firstDiff(got, want))
+	}
+}
+
+// readAll reads n records of topic from the start with a fresh client.
+func readAll(t testing.TB, ctx context.Context, c *brokertest.Cluster, topic string, n int) []string {
+	t.Helper()
+	cl := clusterClient(t, c, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	var out []string
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read %d of %d records of %s", len(out), n, topic)
+		}
+		fs.EachRecord(func(r *kgo.Record) { out = append(out, string(r.Value)) })
+	}
+	return out
+}
+
+func firstDiff(got, want []string) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("at %d got %s want %s", i, got[i], want[i])
+		}
+	}
+	return fmt.Sprintf("lengths %d and %d", len(got), len(want))
+}
