@@ -99,7 +99,8 @@ type HeartbeatReply struct {
 // shutdown for one that asks (WantShutdown): the broker is marked in
 // controlled shutdown, leadership moves to other ISR members and it
 // leaves every ISR (but one where it is the last member: that partition
-// goes offline, and comes back with it). The reply says when it may stop.
+// goes offline, and comes back with it). The reply says when it may stop;
+// then the broker is fenced, as Kafka's controller does.
 // After an unfencing, partitions it can lead get a leader again.
 func (c *Controller) Heartbeat(im *metadata.Image, now time.Time, h Heartbeat) (HeartbeatReply, []metadata.Record, error) {
 	br, ok := im.Brokers[h.ID]
@@ -126,6 +127,13 @@ func (c *Controller) Heartbeat(im *metadata.Image, now time.Time, h Heartbeat) (
 	reply := HeartbeatReply{IsCaughtUp: caughtUp, IsFenced: now2.Fenced}
 	if h.WantShutdown {
 		reply.ShouldShutDown = now2.Fenced || !leadsAny(b.im, h.ID)
+		if reply.ShouldShutDown && !now2.Fenced {
+			// Kafka's SHUTDOWN_NOW: the broker is fenced as it is told to
+			// stop, so clients stop being offered it at once.
+			fenceBroker(b, now2)
+			c.reconcile(b, map[int32]bool{h.ID: true})
+			reply.IsFenced = true
+		}
 	}
 	return reply, c.done(b), nil
 }

@@ -19,7 +19,13 @@ func handleDeleteGroups(c *conn, r *request) kmsg.Response {
 	for _, id := range req.Groups {
 		rg := kmsg.NewDeleteGroupsResponseGroup()
 		rg.Group = id
-		sh := c.s.groups.peek(id)
+		sh, err := c.s.groups.peek(id)
+		if err != nil {
+			rg.ErrorCode = c.s.metrics.code(kmsg.DeleteGroups, err)
+			steps = append(steps, pending{})
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
 		now := c.s.now()
 		var code *kerr.Error
 		p, _ := sh.step(0, func(core *group.Coordinator) group.Output {
@@ -35,6 +41,9 @@ func handleDeleteGroups(c *conn, r *request) kmsg.Response {
 	}
 	r.later = func() kmsg.Response {
 		for i, p := range steps {
+			if p.sh == nil {
+				continue // not coordinated here
+			}
 			if err := p.finish(); err != nil {
 				resp.Groups[i].ErrorCode = c.s.metrics.code(kmsg.DeleteGroups, groupWriteError(err, false))
 			}

@@ -21,7 +21,13 @@ func handleDescribeGroups(c *conn, r *request) kmsg.Response {
 			resp.Groups = append(resp.Groups, d)
 			continue
 		}
-		sh := c.s.groups.peek(id)
+		sh, err := c.s.groups.peek(id)
+		if err != nil {
+			d := kmsg.NewDescribeGroupsResponseGroup()
+			d.Group, d.ErrorCode = id, c.s.metrics.code(kmsg.DescribeGroups, err)
+			resp.Groups = append(resp.Groups, d)
+			continue
+		}
 		var d kmsg.DescribeGroupsResponseGroup
 		p, _ := sh.step(0, func(core *group.Coordinator) group.Output {
 			d = core.Describe(id)

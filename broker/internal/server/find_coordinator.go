@@ -1,8 +1,9 @@
 package server
 
 // FindCoordinator: versions 0-6; batched keys from v4. Key type 0 (group):
-// this node, once __consumer_offsets is open (created on first use, as
-// Kafka does). Key type 1 (transaction): TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+// the leader of the group's __consumer_offsets partition (the topic is
+// created on first use, as Kafka does; COORDINATOR_NOT_AVAILABLE while the
+// partition has no leader). Key type 1 (transaction): TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 // until transactions land (issue 5), as InitProducerId answers a
 // transactional id. Kafka would answer COORDINATOR_NOT_AVAILABLE while
 // __transaction_state is unavailable, but that is retriable and clients
@@ -15,6 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/runnel-io/runnel/broker/internal/metadata"
 )
 
 func handleFindCoordinator(c *conn, r *request) kmsg.Response {
@@ -28,11 +31,12 @@ func handleFindCoordinator(c *conn, r *request) kmsg.Response {
 		rc := kmsg.NewFindCoordinatorResponseCoordinator()
 		rc.Key, rc.NodeID, rc.Port = key, -1, -1
 		var err error
+		var coord metadata.Broker
 		switch req.CoordinatorType {
 		case 0:
-			_, err = c.s.groups.shards(context.Background())
+			coord, err = c.s.groups.coordinator(context.Background(), key)
 			if err != nil {
-				c.s.logger.Warn("group coordinator not available", "err", err)
+				c.s.logger.Warn("group coordinator not available", "group", key, "err", err)
 				err = kafkaErr(kerr.CoordinatorNotAvailable, "the group coordinator is not available: %v", err)
 			}
 		case 1:
@@ -44,8 +48,7 @@ func handleFindCoordinator(c *conn, r *request) kmsg.Response {
 			rc.ErrorCode = c.s.metrics.code(kmsg.FindCoordinator, err)
 			rc.ErrorMessage = errMessage(err)
 		} else {
-			a := c.s.advertise
-			rc.NodeID, rc.Host, rc.Port = a.ID, a.Host, a.Port
+			rc.NodeID, rc.Host, rc.Port = coord.ID, coord.Host, coord.Port
 		}
 		resp.Coordinators = append(resp.Coordinators, rc)
 	}

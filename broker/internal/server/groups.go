@@ -24,6 +24,10 @@ import (
 // offsetsTopic is Kafka's internal topic of group metadata and offsets.
 const offsetsTopic = "__consumer_offsets"
 
+// groupReplicationTimeout bounds how long a group write waits for the
+// ISR (Kafka's offsets.commit.timeout.ms default).
+const groupReplicationTimeout = 5 * time.Second
+
 // groupTickInterval is how often the group ticker fires the coordinators'
 // timers (session timeouts, rebalance timeouts, the initial delay).
 const groupTickInterval = 50 * time.Millisecond
@@ -50,7 +54,9 @@ type groupCoordinator struct {
 type groupShard struct {
 	gc   *groupCoordinator
 	part *partition.Partition
-	mu   struct {
+	// epoch is the leader epoch of part the shard was loaded in.
+	epoch int32
+	mu    struct {
 		sync.Mutex
 		core    *group.Coordinator
 		waiters map[group.Waiter]chan kmsg.Response
@@ -99,14 +105,34 @@ func groupPartition(groupID string, partitions int) int {
 	return int(h) % partitions
 }
 
+// The coordinator follows the leadership of __consumer_offsets: a group
+// is coordinated by the leader of its partition. A shard is loaded (the
+// partition replayed into a fresh core) the first time it is needed after
+// this node became that partition's leader, and dropped once it no longer
+// leads it or leads a newer epoch (then the next use loads it again from
+// the log, which the former leader may have extended).
+
 // shards opens __consumer_offsets, creating it first if needed (as Kafka
-// does on the first FindCoordinator), and loads every partition's groups.
+// does on the first FindCoordinator), and loads the groups of every
+// partition this node leads. The slice has one entry per partition, nil
+// where this node does not lead.
 func (gc *groupCoordinator) shards(ctx context.Context) ([]*groupShard, error) {
+	if _, err := gc.topic(ctx); err != nil {
+		return nil, err
+	}
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
-	if gc.mu.shards != nil {
-		return gc.mu.shards, nil
+	for i := range gc.mu.shards {
+		if _, err := gc.currentLocked(i); err != nil && !errors.Is(err, kerr.NotCoordinator) {
+			return nil, err
+		}
 	}
+	return gc.mu.shards, nil
+}
+
+// topic returns __consumer_offsets, creating it if it does not exist, and
+// sizes the shard table to its partitions.
+func (gc *groupCoordinator) topic(ctx context.Context) (*metadata.Topic, error) {
 	s := gc.s
 	t := s.meta.Image().Topic(offsetsTopic)
 	if t == nil {
@@ -132,60 +158,114 @@ func (gc *groupCoordinator) shards(ctx context.Context) ([]*groupShard, error) {
 			return nil, kafkaErr(kerr.CoordinatorNotAvailable, "%s is not available", offsetsTopic)
 		}
 	}
-	shards := make([]*groupShard, len(t.Partitions))
-	cfg := s.groupConfig()
-	for i := range t.Partitions {
-		p := s.partition(offsetsTopic, int32(i))
-		if p == nil {
-			return nil, kafkaErr(kerr.CoordinatorNotAvailable, "%s-%d is not hosted here", offsetsTopic, i)
-		}
-		sh := &groupShard{gc: gc, part: p}
-		sh.mu.core = group.New(cfg)
-		sh.mu.waiters = map[group.Waiter]chan kmsg.Response{}
-		if err := sh.load(s.now()); err != nil {
-			return nil, fmt.Errorf("load %s-%d: %w", offsetsTopic, i, err)
-		}
-		// The clock is read again after the load, which may have been
-		// slow: Loaded starts the loaded members' sessions from here.
-		now := s.now()
-		ld, _ := sh.step(0, func(c *group.Coordinator) group.Output { return c.Loaded(now) })
-		ld.finish()
-		shards[i] = sh
+	gc.mu.Lock()
+	if gc.mu.shards == nil {
+		gc.mu.shards = make([]*groupShard, len(t.Partitions))
 	}
-	gc.mu.shards = shards
-	return shards, nil
+	gc.mu.Unlock()
+	return t, nil
 }
 
-// loaded returns the shards if __consumer_offsets is open, else nil.
+// currentLocked returns the shard of partition i if this node leads it,
+// loading it first if it is not loaded for the current leader epoch. A
+// partition this node does not lead gives NOT_COORDINATOR. gc.mu held.
+func (gc *groupCoordinator) currentLocked(i int) (*groupShard, error) {
+	s := gc.s
+	p := s.partition(offsetsTopic, int32(i))
+	if p == nil {
+		gc.mu.shards[i] = nil
+		return nil, kafkaErr(kerr.NotCoordinator, "%s-%d is not hosted here", offsetsTopic, i)
+	}
+	leader, epoch := p.Role()
+	if !leader {
+		gc.mu.shards[i] = nil
+		return nil, kafkaErr(kerr.NotCoordinator, "this node does not lead %s-%d", offsetsTopic, i)
+	}
+	if sh := gc.mu.shards[i]; sh != nil && sh.part == p && sh.epoch == epoch {
+		return sh, nil
+	}
+	sh := &groupShard{gc: gc, part: p, epoch: epoch}
+	sh.mu.core = group.New(s.groupConfig())
+	sh.mu.waiters = map[group.Waiter]chan kmsg.Response{}
+	if err := sh.load(s.now()); err != nil {
+		return nil, fmt.Errorf("load %s-%d: %w", offsetsTopic, i, err)
+	}
+	// The clock is read again after the load, which may have been slow:
+	// Loaded starts the loaded members' sessions from here.
+	now := s.now()
+	ld, _ := sh.step(0, func(c *group.Coordinator) group.Output { return c.Loaded(now) })
+	ld.finish()
+	gc.mu.shards[i] = sh
+	return sh, nil
+}
+
+// loaded returns the shards loaded for partitions this node still leads
+// in the epoch they were loaded in (dropping the others).
 func (gc *groupCoordinator) loaded() []*groupShard {
 	gc.mu.Lock()
 	defer gc.mu.Unlock()
-	return gc.mu.shards
+	var out []*groupShard
+	for i, sh := range gc.mu.shards {
+		if sh == nil {
+			continue
+		}
+		if leader, epoch := sh.part.Role(); !leader || epoch != sh.epoch || gc.s.partition(offsetsTopic, int32(i)) != sh.part {
+			gc.mu.shards[i] = nil
+			continue
+		}
+		out = append(out, sh)
+	}
+	return out
 }
 
 // shard returns the shard that coordinates groupID, opening (and if need
 // be creating) __consumer_offsets first. Only the requests that start a
 // group (FindCoordinator, JoinGroup, OffsetCommit) create the topic, as in
-// Kafka where FindCoordinator does; the others use peek.
+// Kafka where FindCoordinator does; the others use peek. A group whose
+// partition this node does not lead gives NOT_COORDINATOR.
 func (gc *groupCoordinator) shard(groupID string) (*groupShard, error) {
-	shards, err := gc.shards(context.Background())
+	t, err := gc.topic(context.Background())
 	if err != nil {
 		return nil, err
 	}
-	return shards[groupPartition(groupID, len(shards))], nil
+	gc.mu.Lock()
+	defer gc.mu.Unlock()
+	return gc.currentLocked(groupPartition(groupID, len(t.Partitions)))
 }
 
-// peek returns the shard that coordinates groupID if __consumer_offsets is
-// open, else a throwaway shard with an empty core, which answers as Kafka
-// does for a group it does not know and never writes.
-func (gc *groupCoordinator) peek(groupID string) *groupShard {
-	if shards := gc.loaded(); shards != nil {
-		return shards[groupPartition(groupID, len(shards))]
+// peek returns the shard that coordinates groupID if __consumer_offsets
+// exists (NOT_COORDINATOR when another node leads its partition), else a
+// throwaway shard with an empty core, which answers as Kafka does for a
+// group it does not know and never writes.
+func (gc *groupCoordinator) peek(groupID string) (*groupShard, error) {
+	if t := gc.s.meta.Image().Topic(offsetsTopic); t != nil {
+		return gc.shard(groupID)
 	}
 	sh := &groupShard{gc: gc}
 	sh.mu.core = group.New(gc.s.groupConfig())
 	sh.mu.waiters = map[group.Waiter]chan kmsg.Response{}
-	return sh
+	return sh, nil
+}
+
+// coordinator returns the node that coordinates groupID: the leader of
+// its __consumer_offsets partition (which it creates if need be), or
+// COORDINATOR_NOT_AVAILABLE while that partition has no leader.
+func (gc *groupCoordinator) coordinator(ctx context.Context, groupID string) (metadata.Broker, error) {
+	t, err := gc.topic(ctx)
+	if err != nil {
+		return metadata.Broker{}, err
+	}
+	pm := t.Partitions[groupPartition(groupID, len(t.Partitions))]
+	b, ok := gc.s.meta.Image().Brokers[pm.Leader]
+	if !ok || b.Fenced {
+		return metadata.Broker{}, kafkaErr(kerr.CoordinatorNotAvailable, "%s-%d has no leader", offsetsTopic, groupPartition(groupID, len(t.Partitions)))
+	}
+	if pm.Leader == gc.s.cfg.NodeID {
+		if _, err := gc.shard(groupID); err != nil {
+			return metadata.Broker{}, err
+		}
+	}
+	return b, nil
 }
 
 // load replays the partition into the core.
@@ -196,7 +276,10 @@ func (sh *groupShard) load(now time.Time) error {
 	for {
 		var err error
 		var o partition.Offsets
-		buf, o, err = sh.part.Read(buf[:0], off, 1<<20, true)
+		// Up to the log end, not the high watermark: a new leader's log
+		// is the partition's (it never truncates), and its high watermark
+		// may lag until the followers fetch again.
+		buf, o, err = sh.part.ReadReplica(buf[:0], off, 1<<20)
 		if err != nil {
 			return err
 		}
@@ -224,7 +307,7 @@ func (sh *groupShard) load(now time.Time) error {
 			off = h.LastOffset() + 1
 			b = b[h.Size():]
 		}
-		if off >= o.HighWatermark {
+		if off >= o.LogEnd {
 			return nil
 		}
 	}
@@ -244,8 +327,11 @@ func (sh *groupShard) step(w group.Waiter, fn func(c *group.Coordinator) group.O
 	}
 	out := fn(sh.mu.core)
 	var err error
+	var end int64
 	if len(out.Records) > 0 {
-		if err = sh.appendLocked(out); err != nil {
+		err = sh.appendLocked(out)
+		end = sh.part.Offsets().LogEnd // appends to the partition hold this lock
+		if err != nil {
 			now, code := sh.gc.s.now(), groupWriteError(err, false)
 			for w := out.Write; w != 0; {
 				more := sh.mu.core.Written(now, w, code)
@@ -260,7 +346,7 @@ func (sh *groupShard) step(w group.Waiter, fn func(c *group.Coordinator) group.O
 		}
 	}
 	sh.mu.Unlock()
-	return pending{sh: sh, out: out, err: err}, ch
+	return pending{sh: sh, out: out, err: err, end: end}, ch
 }
 
 // pending is a step whose records may still need their fsync.
@@ -268,6 +354,7 @@ type pending struct {
 	sh  *groupShard
 	out group.Output
 	err error // of the append
+	end int64 // the log end after the append
 }
 
 // finish makes the step's records durable, reports the outcome to the core
@@ -281,7 +368,14 @@ func (p pending) finish() error {
 	}
 	err := p.err
 	if err == nil {
-		if err = p.sh.part.Commit(); err != nil {
+		// Durable here, then on the ISR (acks=all, as Kafka writes
+		// group records).
+		if err = p.sh.part.Commit(); err == nil {
+			ctx, cancel := context.WithTimeout(p.sh.gc.s.bg, groupReplicationTimeout)
+			err = p.sh.part.WaitReplicated(ctx, p.end)
+			cancel()
+		}
+		if err != nil {
 			p.sh.gc.s.logger.Error("writing group records failed", "partition", p.sh.part.Index, "err", err)
 		}
 		now := p.sh.gc.s.now()

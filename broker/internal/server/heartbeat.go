@@ -10,7 +10,12 @@ import (
 
 func handleHeartbeat(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.HeartbeatRequest)
-	sh := c.s.groups.peek(req.Group)
+	sh, err := c.s.groups.peek(req.Group)
+	if err != nil {
+		resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+		resp.ErrorCode = c.s.metrics.code(kmsg.Heartbeat, err)
+		return resp
+	}
 	now := c.s.now()
 	var resp *kmsg.HeartbeatResponse
 	p, _ := sh.step(0, func(core *group.Coordinator) group.Output {

@@ -6,6 +6,8 @@ package server
 // when the join phase completes (see package group).
 
 import (
+	"errors"
+
 	"net"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,7 +21,11 @@ func handleJoinGroup(c *conn, r *request) kmsg.Response {
 	sh, err := c.s.groups.shard(req.Group)
 	if err != nil {
 		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
-		resp.ErrorCode, resp.Generation, resp.MemberID = kerr.CoordinatorNotAvailable.Code, -1, req.MemberID
+		code := kerr.CoordinatorNotAvailable.Code
+		if errors.Is(err, kerr.NotCoordinator) {
+			code = kerr.NotCoordinator.Code
+		}
+		resp.ErrorCode, resp.Generation, resp.MemberID = code, -1, req.MemberID
 		return resp
 	}
 	cl := group.Client{ID: deref(r.hdr.ClientID), Host: "/" + remoteIP(c)}

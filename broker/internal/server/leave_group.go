@@ -11,7 +11,12 @@ import (
 
 func handleLeaveGroup(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.LeaveGroupRequest)
-	sh := c.s.groups.peek(req.Group)
+	sh, err := c.s.groups.peek(req.Group)
+	if err != nil {
+		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+		resp.ErrorCode = c.s.metrics.code(kmsg.LeaveGroup, err)
+		return resp
+	}
 	now := c.s.now()
 	var resp *kmsg.LeaveGroupResponse
 	p, _ := sh.step(0, func(core *group.Coordinator) group.Output {

@@ -14,6 +14,8 @@ package server
 // (offsets.retention.minutes applies), as Kafka 4.0 does.
 
 import (
+	"errors"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -24,7 +26,11 @@ func handleOffsetCommit(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.OffsetCommitRequest)
 	sh, err := c.s.groups.shard(req.Group)
 	if err != nil {
-		return commitError(req, kerr.CoordinatorNotAvailable.Code)
+		code := kerr.CoordinatorNotAvailable.Code
+		if errors.Is(err, kerr.NotCoordinator) {
+			code = kerr.NotCoordinator.Code
+		}
+		return commitError(req, code)
 	}
 	now := c.s.now()
 	im := c.s.meta.Image()

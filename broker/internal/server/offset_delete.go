@@ -13,7 +13,12 @@ import (
 
 func handleOffsetDelete(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.OffsetDeleteRequest)
-	sh := c.s.groups.peek(req.Group)
+	sh, err := c.s.groups.peek(req.Group)
+	if err != nil {
+		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+		resp.ErrorCode = c.s.metrics.code(kmsg.OffsetDelete, err)
+		return resp
+	}
 	now := c.s.now()
 	var resp *kmsg.OffsetDeleteResponse
 	p, _ := sh.step(0, func(core *group.Coordinator) group.Output {

@@ -58,7 +58,10 @@ func (s *Server) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTo
 	if groupID == "" {
 		return nil, kerr.InvalidGroupID.Code
 	}
-	sh := s.groups.peek(groupID)
+	sh, err := s.groups.peek(groupID)
+	if err != nil {
+		return nil, errCode(err)
+	}
 	var out []kmsg.OffsetFetchResponseTopic
 	p, _ := sh.step(0, func(core *group.Coordinator) group.Output {
 		out = core.FetchOffsets(groupID, topics)

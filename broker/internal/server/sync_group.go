@@ -14,7 +14,12 @@ import (
 
 func handleSyncGroup(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.SyncGroupRequest)
-	sh := c.s.groups.peek(req.Group)
+	sh, err := c.s.groups.peek(req.Group)
+	if err != nil {
+		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = c.s.metrics.code(kmsg.SyncGroup, err)
+		return resp
+	}
 	now := c.s.now()
 	w := c.s.groups.newWaiter()
 	p, ch := sh.step(w, func(core *group.Coordinator) group.Output { return core.Sync(now, w, req) })
