@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,11 +123,27 @@ func TestClusterReplicatesAndFailsOver(t *testing.T) {
 		return p.Leader >= 0 && p.Leader != victim, fmt.Sprintf("leader %d", p.Leader)
 	})
 	produce(60)
+	// The ISRs without the victim show on the leaders; one node is the
+	// active controller.
+	waitState(t, ctx, "under-replicated partitions in the metrics", func() (bool, string) {
+		n := clusterMetric(t, c, "runnel_broker_under_replicated_partitions")
+		return n == 3, fmt.Sprint(n)
+	})
+	if n := clusterMetric(t, c, "runnel_broker_active_controller"); n != 1 {
+		t.Fatalf("%v active controllers", n)
+	}
 
 	c.Restart(victim)
 	cl2 := clusterClient(t, c)
 	fullISR(t, ctx, kadm.NewClient(cl2), "r")
 	produce(30)
+	waitState(t, ctx, "no under-replicated partition in the metrics", func() (bool, string) {
+		n := clusterMetric(t, c, "runnel_broker_under_replicated_partitions")
+		return n == 0, fmt.Sprint(n)
+	})
+	if n := clusterMetric(t, c, "runnel_broker_leader_partitions"); n < 3 {
+		t.Fatalf("%v partitions led in all, want at least the topic's 3", n)
+	}
 
 	got := readAll(t, ctx, c, "r", len(want))
 	slices.Sort(got)
@@ -147,6 +165,25 @@ func readAll(t testing.TB, ctx context.Context, c *brokertest.Cluster, topic str
 		fs.EachRecord(func(r *kgo.Record) { out = append(out, string(r.Value)) })
 	}
 	return out
+}
+
+// clusterMetric sums the samples of metric name over the running nodes.
+func clusterMetric(t *testing.T, c *brokertest.Cluster, name string) float64 {
+	t.Helper()
+	sum := 0.0
+	for _, b := range c.Running() {
+		for _, line := range strings.Split(scrape(t, b), "\n") {
+			if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
+				continue
+			}
+			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if err != nil {
+				t.Fatalf("metric line %q: %v", line, err)
+			}
+			sum += v
+		}
+	}
+	return sum
 }
 
 func firstDiff(got, want []string) string {

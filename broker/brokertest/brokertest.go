@@ -172,13 +172,22 @@ func (c *Cluster) start(i int, dir string, ln net.Listener) (*Broker, error) {
 // Node returns the broker with node.id id.
 func (c *Cluster) Node(id int32) *Broker { return c.Brokers[id-1] }
 
+// Running returns the nodes that have not been stopped.
+func (c *Cluster) Running() []*Broker {
+	var out []*Broker
+	for _, b := range c.Brokers {
+		if b.done != nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
 // Seeds returns the Kafka addresses of the running nodes.
 func (c *Cluster) Seeds() []string {
 	var out []string
-	for _, b := range c.Brokers {
-		if b.done != nil {
-			out = append(out, b.Addr())
-		}
+	for _, b := range c.Running() {
+		out = append(out, b.Addr())
 	}
 	return out
 }

@@ -140,6 +140,7 @@ func New(o Options) (*Server, error) {
 	o.Registry.MustRegister(newLogCollector(s))
 	o.Registry.MustRegister(newGroupMetrics(s))
 	o.Registry.MustRegister(newDirtyCollector(s))
+	o.Registry.MustRegister(newClusterMetrics(s))
 	s.bg, s.bgCancel = context.WithCancel(context.Background())
 	if o.Config.LogCleanerEnable && o.Config.LogCleanerThreads > 0 {
 		s.cleaner = newCleaner(s)
