@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/runnel-io/runnel/broker/brokertest"
 )
@@ -262,5 +264,46 @@ func TestClusterGroupCoordinatorMoves(t *testing.T) {
 	after := adm.FindGroupCoordinators(ctx, "grp")["grp"]
 	if after.Err != nil || after.NodeID == co.NodeID {
 		t.Fatalf("coordinator after the stop: %+v (was %d)", after, co.NodeID)
+	}
+}
+
+// TestClusterProducerIDsFromEveryNode: nodes reserve producer id blocks
+// concurrently; every InitProducerID succeeds, and no id is handed out
+// twice.
+func TestClusterProducerIDsFromEveryNode(t *testing.T) {
+	c := brokertest.StartCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	seen := map[int64]bool{}
+	for round := range 3 {
+		type got struct {
+			id  int64
+			err error
+		}
+		ch := make(chan got, 3)
+		for _, b := range c.Brokers {
+			go func() {
+				cl := clusterClient(t, c, kgo.SeedBrokers(b.Addr()))
+				resp, err := kmsg.NewPtrInitProducerIDRequest().RequestWith(ctx, cl)
+				if err == nil {
+					err = kerr.ErrorForCode(resp.ErrorCode)
+				}
+				var id int64 = -1
+				if resp != nil {
+					id = resp.ProducerID
+				}
+				ch <- got{id, err}
+			}()
+		}
+		for range 3 {
+			g := <-ch
+			if g.err != nil {
+				t.Fatalf("round %d: InitProducerID: %v", round, g.err)
+			}
+			if _, dup := seen[g.id]; dup {
+				t.Fatalf("round %d: producer id %d handed out twice", round, g.id)
+			}
+			seen[g.id] = true
+		}
 	}
 }

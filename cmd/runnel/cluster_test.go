@@ -9,11 +9,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/runnel-io/runnel/broker/brokertest"
 )
 
 // clusterStatusJSON runs `cluster status -o json` (plus args) and decodes
@@ -303,4 +306,62 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestClusterStatusThreeNodes: against a real three-node Runnel cluster,
+// the report names the active controller and three nodes; with one node
+// stopped the partitions it held are under-replicated (--fail-unhealthy
+// exits 2), and once it is back the cluster is healthy again.
+func TestClusterStatusThreeNodes(t *testing.T) {
+	cl := brokertest.StartCluster(t, 3)
+	c := &cli{t: t, addr: strings.Join(cl.Seeds(), ",")}
+	c.ok("", "topic", "create", "orders", "--partitions", "3", "--replication-factor", "3")
+	healthy := func() clusterStatus {
+		t.Helper()
+		var st clusterStatus
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			st = clusterStatusJSON(t, c)
+			if st.Healthy && st.Totals.UnderReplicated == 0 && len(st.Nodes) == 3 || time.Now().After(deadline) {
+				return st
+			}
+			time.Sleep(50 * time.Millisecond) // polling a condition
+		}
+	}
+	st := healthy()
+	if !st.Healthy || len(st.Nodes) != 3 || st.ControllerID == nil {
+		t.Fatalf("a healthy cluster: %+v", st)
+	}
+	controllers := 0
+	for _, n := range st.Nodes {
+		if n.Controller {
+			controllers++
+		}
+		if n.Replicas != 3 {
+			t.Errorf("node %d holds %d replicas, want 3", n.ID, n.Replicas)
+		}
+	}
+	if controllers != 1 {
+		t.Fatalf("%d nodes say they are the controller", controllers)
+	}
+
+	cl.Node(3).Stop(t)
+	c.addr = strings.Join(cl.Seeds(), ",")
+	deadline := time.Now().Add(30 * time.Second)
+	for st = clusterStatusJSON(t, c); st.Totals.UnderReplicated < 3 && time.Now().Before(deadline); st = clusterStatusJSON(t, c) {
+		time.Sleep(50 * time.Millisecond) // polling a condition
+	}
+	if st.Healthy || st.Totals.UnderReplicated != 3 || st.Totals.Offline != 0 {
+		t.Fatalf("with node 3 stopped: %+v", st)
+	}
+	var out, errb bytes.Buffer
+	if code := run(t.Context(), []string{"-b", c.addr, "cluster", "status", "--fail-unhealthy"}, strings.NewReader(""), &out, &errb); code != 2 {
+		t.Fatalf("--fail-unhealthy with a node down: exit code %d, want 2; stderr %q", code, errb.String())
+	}
+
+	cl.Restart(3)
+	c.addr = strings.Join(cl.Seeds(), ",")
+	if st = healthy(); !st.Healthy {
+		t.Fatalf("after node 3 returned: %+v", st)
+	}
 }

@@ -174,8 +174,13 @@ func (im *Image) Apply(r Record) (*Image, error) {
 		t.Partitions[c.Partition] = c.State
 	case r.AllocateProducers != nil:
 		a := r.AllocateProducers
-		if a.Start < n.NextProducerID || a.Count <= 0 {
-			return nil, fmt.Errorf("%w: producer id block %d+%d below %d", ErrBadRecord, a.Start, a.Count, n.NextProducerID)
+		if a.Count <= 0 {
+			return nil, fmt.Errorf("%w: producer id block of %d", ErrBadRecord, a.Count)
+		}
+		if a.Start < n.NextProducerID {
+			// Another node reserved a block first: the proposer asks
+			// again from the newer image.
+			return nil, fmt.Errorf("%w: producer id block %d+%d below %d", ErrStaleEpoch, a.Start, a.Count, n.NextProducerID)
 		}
 		n.NextProducerID = a.Start + a.Count
 	default:

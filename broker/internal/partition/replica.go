@@ -49,6 +49,10 @@ type replication struct {
 	// waits for the members of both (Kafka's maximal ISR).
 	pending    []int32
 	minISR     int
+	// lagMax is replica.lag.time.max.ms as CheckISR was last given it
+	// (0 until then): acks=all appends are refused while fewer than
+	// minISR members have caught up within it.
+	lagMax time.Duration
 	epochStart int64 // first offset of the current leader epoch
 	// durableEnd is the end of this replica's durable log: what Commit
 	// fsynced (the log end at append with log.flush=never; what
@@ -218,8 +222,30 @@ func (p *Partition) leaderCheckLocked(acks int16) (int32, error) {
 		return 0, fmt.Errorf("%w: %s-%d is led by %d", ErrNotLeader, p.Topic, p.Index, r.leader)
 	case acks == -1 && len(r.isr) < r.minISR:
 		return 0, fmt.Errorf("%w: ISR %v, min.insync.replicas %d", ErrNotEnoughReplicas, r.isr, r.minISR)
+	case acks == -1 && r.lagMax > 0 && p.inSyncLocked(p.now()) < r.minISR:
+		// The ISR cannot shrink without the controller (with no quorum
+		// it cannot shrink at all), but its followers have not kept up
+		// for replica.lag.time.max.ms: refuse now rather than take a
+		// write that would wait for them until its timeout.
+		return 0, fmt.Errorf("%w: ISR %v has fewer than min.insync.replicas %d members caught up within replica.lag.time.max.ms",
+			ErrNotEnoughReplicas, r.isr, r.minISR)
 	}
 	return p.mu.leaderEpoch, nil
+}
+
+// inSyncLocked counts the ISR members that are caught up: this replica,
+// and the followers at the leader's log end or caught up within lagMax of
+// now (the members CheckISR keeps).
+func (p *Partition) inSyncLocked(now time.Time) int {
+	r := &p.mu.repl
+	leo := p.log.LogEndOffset()
+	n := 0
+	for _, id := range r.isr {
+		if f := r.followers[id]; id == r.id || (f != nil && (f.leo == leo || now.Sub(f.lastCaughtUp) <= r.lagMax)) {
+			n++
+		}
+	}
+	return n
 }
 
 // WaitReplicated waits until the high watermark reaches end (an acks=all
@@ -331,6 +357,7 @@ func (p *Partition) CheckISR(now time.Time, lagMax time.Duration) (shrink []int3
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := &p.mu.repl
+	r.lagMax = lagMax
 	if p.mu.closed || r.role != roleLeader || r.pending != nil {
 		return nil
 	}

@@ -539,3 +539,40 @@ func TestFollowerTruncatesDivergentTailAndCatchesUp(t *testing.T) {
 		t.Fatalf("a sequence from the truncated tail: %v", err)
 	}
 }
+
+// TestNotEnoughReplicasWhileFollowersLag: an ISR that cannot shrink (the
+// controller refused or cannot be reached) still counts, for acks=all,
+// only the members caught up within replica.lag.time.max.ms: with fewer
+// than min.insync.replicas of them the append is refused before it is
+// written, and accepted again once a follower catches up.
+func TestNotEnoughReplicasWhileFollowersLag(t *testing.T) {
+	now := t0
+	sec := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	const lagMax = 10 * time.Second
+	p := openReplica(t, vfs.NewMem(), "p", &now)
+	mustLead(t, p, LeaderState{ID: 1, LeaderEpoch: 1, PartitionEpoch: 1, Replicas: []int32{1, 2, 3}, ISR: []int32{1, 2, 3}, MinISR: 2})
+	appendCommit(t, p, 2, 1)
+	p.UpdateFollower(2, 2, sec(1))
+	p.UpdateFollower(3, 2, sec(1))
+	appendCommit(t, p, 2, 1) // log end 4; both followers stop fetching
+
+	now = sec(30)
+	if got := p.CheckISR(now, lagMax); !slices.Equal(got, []int32{1}) {
+		t.Fatalf("CheckISR = %v, want [1]", got)
+	}
+	p.AbortISRChange() // the controller could not be reached
+	end := p.Offsets().LogEnd
+	if _, err := p.Append(makeBatch(1, 0, -1, -1, -1), -1); !errors.Is(err, ErrNotEnoughReplicas) {
+		t.Fatalf("acks=all with both followers lagging: %v", err)
+	}
+	if p.Offsets().LogEnd != end {
+		t.Fatal("a refused batch was written")
+	}
+	if _, err := p.Append(makeBatch(1, 0, -1, -1, -1), 1); err != nil {
+		t.Fatalf("acks=1 is the leader's alone: %v", err)
+	}
+	p.UpdateFollower(2, p.Offsets().LogEnd, now) // follower 2 catches up
+	if _, err := p.Append(makeBatch(1, 0, -1, -1, -1), -1); err != nil {
+		t.Fatalf("acks=all with a follower caught up again: %v", err)
+	}
+}

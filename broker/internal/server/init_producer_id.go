@@ -7,6 +7,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -30,13 +31,19 @@ type producerIDs struct {
 func (p *producerIDs) allocate(ctx context.Context) (int64, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.next == p.end {
+	// Nodes reserve blocks concurrently: a proposal made from an image
+	// another node's reservation has since passed is refused as stale,
+	// and tried again from the newer image.
+	for attempt := 0; p.next == p.end; attempt++ {
 		start := p.s.meta.Image().NextProducerID
 		err := p.s.meta.Propose(ctx, metadata.Record{AllocateProducers: &metadata.AllocateProducers{Start: start, Count: producerIDBlock}})
-		if err != nil {
+		switch {
+		case err == nil:
+			p.next, p.end = start, start+producerIDBlock
+		case errors.Is(err, metadata.ErrStaleEpoch) && attempt < 10:
+		default:
 			return 0, fmt.Errorf("reserve producer ids: %w", err)
 		}
-		p.next, p.end = start, start+producerIDBlock
 	}
 	id := p.next
 	p.next++
