@@ -47,12 +47,12 @@ type replication struct {
 	// yet committed (SetISR) or abandoned (AbortISRChange); nil when none.
 	// While one is pending no other is proposed, and the high watermark
 	// waits for the members of both (Kafka's maximal ISR).
-	pending    []int32
-	minISR     int
+	pending []int32
+	minISR  int
 	// lagMax is replica.lag.time.max.ms as CheckISR was last given it
 	// (0 until then): acks=all appends are refused while fewer than
 	// minISR members have caught up within it.
-	lagMax time.Duration
+	lagMax     time.Duration
 	epochStart int64 // first offset of the current leader epoch
 	// durableEnd is the end of this replica's durable log: what Commit
 	// fsynced (the log end at append with log.flush=never; what
