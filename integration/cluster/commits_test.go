@@ -33,20 +33,35 @@ type commitWatcher struct {
 // watchCommits starts polling group's committed offsets of topic until
 // Stop or until ctx ends.
 func watchCommits(ctx context.Context, seeds []string, group, topic string) (*commitWatcher, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ClientID("commit-watcher"),
-		kgo.MetadataMinAge(250*time.Millisecond))
+	newAdmin := func() (*kadm.Client, error) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ClientID("commit-watcher"),
+			kgo.MetadataMinAge(250*time.Millisecond))
+		if err != nil {
+			return nil, err
+		}
+		return kadm.NewClient(cl), nil
+	}
+	adm, err := newAdmin()
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	w := &commitWatcher{cancel: cancel, done: make(chan struct{})}
 	w.mu.highest = map[int32]int64{}
-	adm := kadm.NewClient(cl)
 	go func() {
 		defer close(w.done)
-		defer cl.Close()
+		defer func() { adm.Close() }()
 		for {
-			w.poll(ctx, adm, group, topic)
+			if !w.poll(ctx, adm, group, topic) {
+				// franz-go v1.22's sharded OffsetFetch keeps a cached
+				// coordinator whose connection is refused (it drops one
+				// only on a coordinator error code): a fresh client
+				// finds the group's coordinator again.
+				if fresh, err := newAdmin(); err == nil {
+					adm.Close()
+					adm = fresh
+				}
+			}
 			select {
 			case <-ctx.Done():
 				return
@@ -57,7 +72,9 @@ func watchCommits(ctx context.Context, seeds []string, group, topic string) (*co
 	return w, nil
 }
 
-func (w *commitWatcher) poll(ctx context.Context, adm *kadm.Client, group, topic string) {
+// poll reads the group's committed offsets once and reports whether it
+// was answered.
+func (w *commitWatcher) poll(ctx context.Context, adm *kadm.Client, group, topic string) bool {
 	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	resp, err := adm.FetchOffsets(pctx, group)
@@ -68,7 +85,7 @@ func (w *commitWatcher) poll(ctx context.Context, adm *kadm.Client, group, topic
 	defer w.mu.Unlock()
 	if err != nil {
 		w.mu.failed++
-		return
+		return false
 	}
 	w.mu.polls++
 	resp.Each(func(o kadm.OffsetResponse) {
@@ -82,6 +99,7 @@ func (w *commitWatcher) poll(ctx context.Context, adm *kadm.Client, group, topic
 		}
 		w.mu.highest[o.Partition] = o.At
 	})
+	return true
 }
 
 // Stop ends the polling and waits for it.
