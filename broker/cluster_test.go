@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -305,5 +306,52 @@ func TestClusterProducerIDsFromEveryNode(t *testing.T) {
 			}
 			seen[g.id] = true
 		}
+	}
+}
+
+// TestClusterElectLeaders: after a preferred replica stops and returns,
+// another replica leads its partition; a preferred election (ElectLeaders)
+// gives it back, and a second one is not needed.
+func TestClusterElectLeaders(t *testing.T) {
+	c := brokertest.StartCluster(t, 3, map[string]string{"auto.leader.rebalance.enable": "false"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(clusterClient(t, c))
+	if _, err := adm.CreateTopic(ctx, 3, 3, nil, "e"); err != nil {
+		t.Fatal(err)
+	}
+	fullISR(t, ctx, adm, "e")
+	md, err := adm.Metadata(ctx, "e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pref := md.Topics["e"].Partitions[0].Replicas[0]
+	c.Node(pref).Stop(t)
+	c.Restart(pref)
+	adm = kadm.NewClient(clusterClient(t, c))
+	leaders := fullISR(t, ctx, adm, "e")
+	if leaders[0] == pref {
+		t.Fatalf("partition 0 is led by its preferred replica %d again without an election", pref)
+	}
+	set := kadm.TopicsSet{}
+	set.Add("e", 0)
+	res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res["e"][0]; r.Err != nil {
+		t.Fatalf("preferred election: %v", r.Err)
+	}
+	// Every node applies the election shortly after the controller did.
+	waitState(t, ctx, "the preferred replica leading partition 0", func() (bool, string) {
+		leaders := fullISR(t, ctx, adm, "e")
+		return leaders[0] == pref, fmt.Sprintf("leader %d, preferred %d", leaders[0], pref)
+	})
+	res, err = adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res["e"][0]; !errors.Is(r.Err, kerr.ElectionNotNeeded) {
+		t.Fatalf("a second preferred election: %v, want ELECTION_NOT_NEEDED", r.Err)
 	}
 }

@@ -115,3 +115,58 @@ func rebalance(b *batch, pct int32) {
 		}
 	}
 }
+
+// ElectRequest is an ElectLeaders request: one election type for the
+// named partitions (every partition when Partitions is nil).
+type ElectRequest struct {
+	Type       ElectionType     `json:"type"`
+	Partitions []ElectPartition `json:"partitions"`
+}
+
+// ElectPartition names one partition of an ElectRequest.
+type ElectPartition struct {
+	Topic     string `json:"topic"`
+	Partition int32  `json:"partition"`
+}
+
+// ElectResult is one partition's outcome: its Kafka error code (0: a
+// leader was elected) and message.
+type ElectResult struct {
+	ElectPartition
+	ErrorCode    int16  `json:"error_code,omitempty"`
+	ErrorMessage string `json:"error_message,omitempty"`
+}
+
+// ElectReply answers an ElectRequest, partition by partition.
+type ElectReply struct {
+	Results []ElectResult `json:"results"`
+}
+
+// Elect runs ElectLeader for every partition of r against im, each on the
+// image the ones before it made, and returns the outcome of each and the
+// records of the elections that happened (one batch, all or none).
+func Elect(im *metadata.Image, r ElectRequest) (ElectReply, []metadata.Record) {
+	parts := r.Partitions
+	if parts == nil {
+		for _, name := range im.TopicNames() {
+			for i := range im.Topics[name].Partitions {
+				parts = append(parts, ElectPartition{Topic: name, Partition: int32(i)})
+			}
+		}
+	}
+	b := &batch{im: im}
+	var reply ElectReply
+	for _, p := range parts {
+		res := ElectResult{ElectPartition: p}
+		ch, err := ElectLeader(b.im, p.Topic, p.Partition, r.Type)
+		if err == nil && !b.add(metadata.Record{ChangePartition: ch}) {
+			err = fmt.Errorf("%w: %s-%d changed meanwhile", ErrElectionNotNeeded, p.Topic, p.Partition)
+		}
+		if err != nil {
+			resp := ResponseFor(nil, err)
+			res.ErrorCode, res.ErrorMessage = resp.ErrorCode, resp.ErrorMessage
+		}
+		reply.Results = append(reply.Results, res)
+	}
+	return reply, b.recs
+}

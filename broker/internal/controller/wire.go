@@ -17,6 +17,7 @@ type Request struct {
 	Register       *Registration          `json:"register,omitempty"`
 	Heartbeat      *Heartbeat             `json:"heartbeat,omitempty"`
 	AlterPartition *AlterPartitionRequest `json:"alter_partition,omitempty"`
+	Elect          *ElectRequest          `json:"elect,omitempty"`
 }
 
 // Response is the controller's answer to a Request: the reply of the
@@ -26,6 +27,7 @@ type Response struct {
 	Register       *RegistrationReply  `json:"register,omitempty"`
 	Heartbeat      *HeartbeatReply     `json:"heartbeat,omitempty"`
 	AlterPartition *metadata.Partition `json:"alter_partition,omitempty"`
+	Elect          *ElectReply         `json:"elect,omitempty"`
 	ErrorCode      int16               `json:"error_code,omitempty"`
 	ErrorMessage   string              `json:"error_message,omitempty"`
 }
@@ -48,7 +50,7 @@ func DecodeRequest(b []byte) (Request, error) {
 		return Request{}, fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
 	n := 0
-	for _, set := range []bool{r.Register != nil, r.Heartbeat != nil, r.AlterPartition != nil} {
+	for _, set := range []bool{r.Register != nil, r.Heartbeat != nil, r.AlterPartition != nil, r.Elect != nil} {
 		if set {
 			n++
 		}
@@ -84,6 +86,8 @@ func ResponseFor(reply any, err error) Response {
 		r.Heartbeat = &v
 	case metadata.Partition:
 		r.AlterPartition = &v
+	case ElectReply:
+		r.Elect = &v
 	}
 	return r
 }

@@ -68,6 +68,8 @@ func lookupHandler(key int16) (handler, bool) {
 		return handler{0, 2, handleDeleteGroups}, true
 	case kmsg.OffsetDelete:
 		return handler{0, 0, handleOffsetDelete}, true
+	case kmsg.ElectLeaders:
+		return handler{0, 2, handleElectLeaders}, true
 	}
 	return handler{}, false
 }
