@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,10 +104,31 @@ type testEvent struct {
 	Output string
 }
 
+// clusterExcluded names allow-listed tests that the three-node run leaves
+// out, and why; they still run, and must pass, against the single node. A
+// test belongs here only while a known cluster gap (named in the reason)
+// makes it fail on three nodes.
+var clusterExcluded = map[string]string{}
+
 // TestFranzGoSuite runs the allow-listed tests of franz-go's kgo suite
-// against startBroker's broker and requires each of them to pass (a skip is a
-// failure: it tested nothing).
+// against startBroker's single node (KGO_TEST_RF=1) and requires each of
+// them to pass (a skip is a failure: it tested nothing).
 func TestFranzGoSuite(t *testing.T) {
+	runSuite(t, 1, func() []string { return []string{startBroker(t)} }, nil)
+}
+
+// TestFranzGoSuiteCluster runs the same allow-list against a three-node
+// cluster (startCluster) with KGO_TEST_RF=3 and every node a seed, less the
+// tests clusterExcluded names.
+func TestFranzGoSuiteCluster(t *testing.T) {
+	runSuite(t, 3, func() []string { return startCluster(t, 3) }, clusterExcluded)
+}
+
+// runSuite runs the allow-listed tests, less except, in one `go test` of
+// franz-go's suite against the brokers start returns (called once the lists
+// check out), with topics of replication factor rf, and requires each of
+// them to pass.
+func runSuite(t *testing.T, rf int, start func() (seeds []string), except map[string]string) {
 	if testing.Short() {
 		t.Skip("the franz-go suite is an integration test; -short leaves it out")
 	}
@@ -117,13 +139,29 @@ func TestFranzGoSuite(t *testing.T) {
 	defer cancel()
 
 	names := checkLists(t, ctx)
-	addr := startBroker(t)
+	for name, why := range except {
+		if !slices.Contains(names, name) {
+			t.Errorf("excluded test %s is not on the allow-list", name)
+			continue
+		}
+		t.Logf("excluded from this run: %s (%s)", name, why)
+		names = slices.DeleteFunc(names, func(n string) bool { return n == name })
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	seeds := start()
 
+	env := []string{
+		"KGO_SEEDS=" + strings.Join(seeds, ","),
+		"KGO_TEST_RF=" + strconv.Itoa(rf),
+		"KGO_TEST_RECORDS=" + kgoTestRecords(),
+	}
 	run := "^(" + strings.Join(names, "|") + ")$"
 	innerTimeout := time.Until(mustDeadline(ctx)) - 15*time.Second
 	cmd := exec.CommandContext(ctx, goCmd(), "test", "-json", "-count=1",
 		"-timeout", innerTimeout.Round(time.Second).String(), "-run", run, suitePkg)
-	cmd.Env = append(os.Environ(), "KGO_SEEDS="+addr, "KGO_TEST_RF=1", "KGO_TEST_RECORDS="+kgoTestRecords())
+	cmd.Env = append(os.Environ(), env...)
 	cmd.WaitDelay = 10 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -131,8 +169,8 @@ func TestFranzGoSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("KGO_SEEDS=%s KGO_TEST_RF=1 KGO_TEST_RECORDS=%s go test -run '%s' %s", addr, kgoTestRecords(), run, suitePkg)
-	start := time.Now()
+	t.Logf("%s go test -run '%s' %s", strings.Join(env, " "), run, suitePkg)
+	began := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +204,7 @@ func TestFranzGoSuite(t *testing.T) {
 		}
 	}
 	waitErr := cmd.Wait()
-	t.Logf("franz-go suite ran in %s", time.Since(start).Round(time.Second))
+	t.Logf("franz-go suite ran in %s", time.Since(began).Round(time.Second))
 
 	for _, name := range names {
 		switch result[name] {
