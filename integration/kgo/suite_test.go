@@ -99,9 +99,10 @@ func goCmd() string {
 
 // testEvent is one line of `go test -json` (cmd/test2json).
 type testEvent struct {
-	Action string
-	Test   string
-	Output string
+	Action  string
+	Test    string
+	Output  string
+	Elapsed float64 // seconds, on pass, fail and skip
 }
 
 // clusterExcluded names allow-listed tests that the three-node run leaves
@@ -139,6 +140,14 @@ func runSuite(t *testing.T, rf int, start func() (seeds []string), except map[st
 	defer cancel()
 
 	names := checkLists(t, ctx)
+	if only := os.Getenv("KGO_SUITE_RUN"); only != "" {
+		re, err := regexp.Compile(only)
+		if err != nil {
+			t.Fatalf("KGO_SUITE_RUN: %v", err)
+		}
+		names = slices.DeleteFunc(names, func(n string) bool { return !re.MatchString(n) })
+		t.Logf("KGO_SUITE_RUN=%s: running %d of the allow-list", only, len(names))
+	}
 	for name, why := range except {
 		if !slices.Contains(names, name) {
 			t.Errorf("excluded test %s is not on the allow-list", name)
@@ -176,7 +185,8 @@ func runSuite(t *testing.T, rf int, start func() (seeds []string), except map[st
 	}
 
 	result := map[string]string{} // top-level test -> pass, fail or skip
-	var skipped []string          // subtests that skipped
+	took := map[string]time.Duration{}
+	var skipped []string // subtests that skipped
 	output := map[string]*strings.Builder{}
 	var pkgOutput strings.Builder
 	sc := bufio.NewScanner(stdout)
@@ -199,6 +209,7 @@ func runSuite(t *testing.T, rf int, start func() (seeds []string), except map[st
 			output[top].WriteString(ev.Output)
 		case !sub && (ev.Action == "pass" || ev.Action == "fail" || ev.Action == "skip"):
 			result[top] = ev.Action
+			took[top] = time.Duration(ev.Elapsed * float64(time.Second)).Round(10 * time.Millisecond)
 		case sub && ev.Action == "skip":
 			skipped = append(skipped, ev.Test)
 		}
@@ -209,11 +220,11 @@ func runSuite(t *testing.T, rf int, start func() (seeds []string), except map[st
 	for _, name := range names {
 		switch result[name] {
 		case "pass":
-			t.Logf("pass: %s", name)
+			t.Logf("pass: %s (%s)", name, took[name])
 		case "":
 			t.Errorf("%s did not finish (suite: %v, context: %v)", name, waitErr, ctx.Err())
 		default:
-			t.Errorf("%s: %s", name, result[name])
+			t.Errorf("%s: %s (%s)", name, result[name], took[name])
 		}
 		if result[name] != "pass" && output[name] != nil {
 			t.Logf("output of %s:\n%s", name, output[name])
