@@ -64,14 +64,17 @@ var skipsAllowed = map[string]string{
 }
 
 // kgoTestRecords is KGO_TEST_RECORDS, the records each TestGroupETL variant
-// chains through its groups: the suite's own default, 500,000, unless the
-// environment sets it. On the 2-core machines the whole allow-list ran in 91 s
-// at 500,000 and in 70 s at 50,000 (2026-12-02), so the full size stays.
-func kgoTestRecords() string {
+// chains through its groups: def unless the environment sets it. The
+// single-node run keeps the suite's own default, 500,000: on the 2-core
+// machines its allow-list ran in 91 s at 500,000 and in 70 s at 50,000
+// (2026-12-02). The three-node run uses 50,000: there, with every record
+// replicated twice, TestGroupETL alone took 119 s at 500,000 and 18 s at
+// 50,000 (2026-12-04).
+func kgoTestRecords(def string) string {
 	if n := os.Getenv("KGO_TEST_RECORDS"); n != "" {
 		return n
 	}
-	return "500000"
+	return def
 }
 
 // deny lists the suite's broker-facing tests that are left out, and why.
@@ -109,27 +112,60 @@ type testEvent struct {
 // out, and why; they still run, and must pass, against the single node. A
 // test belongs here only while a known cluster gap (named in the reason)
 // makes it fail on three nodes.
-var clusterExcluded = map[string]string{}
+//
+// Today: the consumer-group tests that run a group. FindCoordinator answers
+// "this node" on every node, but only the leader of the group's
+// __consumer_offsets partition can write the group's records. A member that
+// asked a follower joins there, its SyncGroup fails with NOT_COORDINATOR (the
+// follower's append of the assignment is refused as NOT_LEADER), the client
+// looks up the coordinator again, may be sent to another node, and gets
+// UNKNOWN_MEMBER_ID there. They passed on three nodes with
+// offsets.topic.replication.factor=1 and offsets.topic.num.partitions=1 (one
+// node hosts the only group partition, so the node that answers is its
+// leader), 2026-12-04. Empty this once FindCoordinator names the leader.
+var clusterExcluded = map[string]string{
+	"TestGroupSimple": coordinatorNotLeader,
+	"TestGroupETL":    coordinatorNotLeader,
+	"TestIssue523":    coordinatorNotLeader,
+}
+
+const coordinatorNotLeader = "the group coordinator does not follow __consumer_offsets leadership: SyncGroup on a follower fails NOT_COORDINATOR, then UNKNOWN_MEMBER_ID on the next node"
 
 // TestFranzGoSuite runs the allow-listed tests of franz-go's kgo suite
 // against startBroker's single node (KGO_TEST_RF=1) and requires each of
 // them to pass (a skip is a failure: it tested nothing).
 func TestFranzGoSuite(t *testing.T) {
-	runSuite(t, 1, func() []string { return []string{startBroker(t)} }, nil)
+	runSuite(t, suiteRun{
+		rf:      1,
+		records: "500000",
+		start:   func() []string { return []string{startBroker(t)} },
+	})
 }
 
 // TestFranzGoSuiteCluster runs the same allow-list against a three-node
 // cluster (startCluster) with KGO_TEST_RF=3 and every node a seed, less the
 // tests clusterExcluded names.
 func TestFranzGoSuiteCluster(t *testing.T) {
-	runSuite(t, 3, func() []string { return startCluster(t, 3) }, clusterExcluded)
+	runSuite(t, suiteRun{
+		rf:      3,
+		records: "50000",
+		start:   func() []string { return startCluster(t, 3) },
+		except:  clusterExcluded,
+	})
 }
 
-// runSuite runs the allow-listed tests, less except, in one `go test` of
-// franz-go's suite against the brokers start returns (called once the lists
-// check out), with topics of replication factor rf, and requires each of
+// suiteRun is one run of the suite.
+type suiteRun struct {
+	rf      int                     // KGO_TEST_RF: the replication factor of the suite's topics
+	records string                  // KGO_TEST_RECORDS, unless the environment sets it
+	start   func() (seeds []string) // starts the brokers (once the lists check out)
+	except  map[string]string       // allow-listed tests this run leaves out, and why
+}
+
+// runSuite runs the allow-listed tests, less r.except, in one `go test` of
+// franz-go's suite against the brokers r.start returns, and requires each of
 // them to pass.
-func runSuite(t *testing.T, rf int, start func() (seeds []string), except map[string]string) {
+func runSuite(t *testing.T, r suiteRun) {
 	if testing.Short() {
 		t.Skip("the franz-go suite is an integration test; -short leaves it out")
 	}
@@ -148,7 +184,7 @@ func runSuite(t *testing.T, rf int, start func() (seeds []string), except map[st
 		names = slices.DeleteFunc(names, func(n string) bool { return !re.MatchString(n) })
 		t.Logf("KGO_SUITE_RUN=%s: running %d of the allow-list", only, len(names))
 	}
-	for name, why := range except {
+	for name, why := range r.except {
 		if !slices.Contains(names, name) {
 			t.Errorf("excluded test %s is not on the allow-list", name)
 			continue
@@ -159,12 +195,12 @@ func runSuite(t *testing.T, rf int, start func() (seeds []string), except map[st
 	if t.Failed() {
 		t.FailNow()
 	}
-	seeds := start()
+	seeds := r.start()
 
 	env := []string{
 		"KGO_SEEDS=" + strings.Join(seeds, ","),
-		"KGO_TEST_RF=" + strconv.Itoa(rf),
-		"KGO_TEST_RECORDS=" + kgoTestRecords(),
+		"KGO_TEST_RF=" + strconv.Itoa(r.rf),
+		"KGO_TEST_RECORDS=" + kgoTestRecords(r.records),
 	}
 	run := "^(" + strings.Join(names, "|") + ")$"
 	innerTimeout := time.Until(mustDeadline(ctx)) - 15*time.Second
