@@ -11,6 +11,14 @@
 // renames or drops a test fails here instead of silently shrinking coverage.
 // The suite's other tests are client unit tests that need no broker.
 //
+// TestFranzGoSuite runs the allow-list against one node with KGO_TEST_RF=1;
+// TestFranzGoSuiteCluster runs it against a three-node cluster (every node a
+// seed, internal and default replication factor 3) with KGO_TEST_RF=3, less
+// the tests clusterExcluded names with the cluster gap each one waits for.
+// KGO_SUITE_RUN, a regular expression, narrows both runs to the allow-listed
+// tests it matches: with -v (broker logs) and KGO_LOG_LEVEL=debug (client
+// logs, printed for failing tests) it is how one failure is looked into.
+//
 // Built with `-tags kfake`, the runner points the suite at franz-go's kfake
 // instead of Runnel (kfake_ref_test.go): a reference for telling a broker bug
 // from a test that cannot pass anywhere.

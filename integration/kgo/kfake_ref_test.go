@@ -13,10 +13,16 @@ import (
 // `make test` runs (no tag) tests Runnel (broker_test.go).
 func startBroker(t *testing.T) (addr string) {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	return startCluster(t, 1)[0]
+}
+
+// startCluster, under `-tags kfake`, starts a kfake cluster of n brokers.
+func startCluster(t *testing.T, n int) (seeds []string) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(n))
 	if err != nil {
 		t.Fatalf("kfake: %v", err)
 	}
 	t.Cleanup(c.Close)
-	return c.ListenAddrs()[0]
+	return c.ListenAddrs()
 }

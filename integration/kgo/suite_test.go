@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,14 +64,17 @@ var skipsAllowed = map[string]string{
 }
 
 // kgoTestRecords is KGO_TEST_RECORDS, the records each TestGroupETL variant
-// chains through its groups: the suite's own default, 500,000, unless the
-// environment sets it. On the 2-core machines the whole allow-list ran in 91 s
-// at 500,000 and in 70 s at 50,000 (2026-12-02), so the full size stays.
-func kgoTestRecords() string {
+// chains through its groups: def unless the environment sets it. The
+// single-node run keeps the suite's own default, 500,000: on the 2-core
+// machines its allow-list ran in 91 s at 500,000 and in 70 s at 50,000
+// (2026-12-02). The three-node run uses 50,000: there, with every record
+// replicated twice, TestGroupETL alone took 119 s at 500,000 and 18 s at
+// 50,000 (2026-12-04).
+func kgoTestRecords(def string) string {
 	if n := os.Getenv("KGO_TEST_RECORDS"); n != "" {
 		return n
 	}
-	return "500000"
+	return def
 }
 
 // deny lists the suite's broker-facing tests that are left out, and why.
@@ -98,15 +102,70 @@ func goCmd() string {
 
 // testEvent is one line of `go test -json` (cmd/test2json).
 type testEvent struct {
-	Action string
-	Test   string
-	Output string
+	Action  string
+	Test    string
+	Output  string
+	Elapsed float64 // seconds, on pass, fail and skip
 }
 
+// clusterExcluded names allow-listed tests that the three-node run leaves
+// out, and why; they still run, and must pass, against the single node. A
+// test belongs here only while a known cluster gap (named in the reason)
+// makes it fail on three nodes.
+//
+// Today: the consumer-group tests that run a group. FindCoordinator answers
+// "this node" on every node, but only the leader of the group's
+// __consumer_offsets partition can write the group's records. A member that
+// asked a follower joins there, its SyncGroup fails with NOT_COORDINATOR (the
+// follower's append of the assignment is refused as NOT_LEADER), the client
+// looks up the coordinator again, may be sent to another node, and gets
+// UNKNOWN_MEMBER_ID there. They passed on three nodes with
+// offsets.topic.replication.factor=1 and offsets.topic.num.partitions=1 (one
+// node hosts the only group partition, so the node that answers is its
+// leader), 2026-12-04. Empty this once FindCoordinator names the leader.
+var clusterExcluded = map[string]string{
+	"TestGroupSimple": coordinatorNotLeader,
+	"TestGroupETL":    coordinatorNotLeader,
+	"TestIssue523":    coordinatorNotLeader,
+}
+
+const coordinatorNotLeader = "the group coordinator does not follow __consumer_offsets leadership: SyncGroup on a follower fails NOT_COORDINATOR, then UNKNOWN_MEMBER_ID on the next node"
+
 // TestFranzGoSuite runs the allow-listed tests of franz-go's kgo suite
-// against startBroker's broker and requires each of them to pass (a skip is a
-// failure: it tested nothing).
+// against startBroker's single node (KGO_TEST_RF=1) and requires each of
+// them to pass (a skip is a failure: it tested nothing).
 func TestFranzGoSuite(t *testing.T) {
+	runSuite(t, suiteRun{
+		rf:      1,
+		records: "500000",
+		start:   func() []string { return []string{startBroker(t)} },
+	})
+}
+
+// TestFranzGoSuiteCluster runs the same allow-list against a three-node
+// cluster (startCluster) with KGO_TEST_RF=3 and every node a seed, less the
+// tests clusterExcluded names.
+func TestFranzGoSuiteCluster(t *testing.T) {
+	runSuite(t, suiteRun{
+		rf:      3,
+		records: "50000",
+		start:   func() []string { return startCluster(t, 3) },
+		except:  clusterExcluded,
+	})
+}
+
+// suiteRun is one run of the suite.
+type suiteRun struct {
+	rf      int                     // KGO_TEST_RF: the replication factor of the suite's topics
+	records string                  // KGO_TEST_RECORDS, unless the environment sets it
+	start   func() (seeds []string) // starts the brokers (once the lists check out)
+	except  map[string]string       // allow-listed tests this run leaves out, and why
+}
+
+// runSuite runs the allow-listed tests, less r.except, in one `go test` of
+// franz-go's suite against the brokers r.start returns, and requires each of
+// them to pass.
+func runSuite(t *testing.T, r suiteRun) {
 	if testing.Short() {
 		t.Skip("the franz-go suite is an integration test; -short leaves it out")
 	}
@@ -117,13 +176,37 @@ func TestFranzGoSuite(t *testing.T) {
 	defer cancel()
 
 	names := checkLists(t, ctx)
-	addr := startBroker(t)
+	if only := os.Getenv("KGO_SUITE_RUN"); only != "" {
+		re, err := regexp.Compile(only)
+		if err != nil {
+			t.Fatalf("KGO_SUITE_RUN: %v", err)
+		}
+		names = slices.DeleteFunc(names, func(n string) bool { return !re.MatchString(n) })
+		t.Logf("KGO_SUITE_RUN=%s: running %d of the allow-list", only, len(names))
+	}
+	for name, why := range r.except {
+		if !slices.Contains(names, name) {
+			t.Errorf("excluded test %s is not on the allow-list", name)
+			continue
+		}
+		t.Logf("excluded from this run: %s (%s)", name, why)
+		names = slices.DeleteFunc(names, func(n string) bool { return n == name })
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	seeds := r.start()
 
+	env := []string{
+		"KGO_SEEDS=" + strings.Join(seeds, ","),
+		"KGO_TEST_RF=" + strconv.Itoa(r.rf),
+		"KGO_TEST_RECORDS=" + kgoTestRecords(r.records),
+	}
 	run := "^(" + strings.Join(names, "|") + ")$"
 	innerTimeout := time.Until(mustDeadline(ctx)) - 15*time.Second
 	cmd := exec.CommandContext(ctx, goCmd(), "test", "-json", "-count=1",
 		"-timeout", innerTimeout.Round(time.Second).String(), "-run", run, suitePkg)
-	cmd.Env = append(os.Environ(), "KGO_SEEDS="+addr, "KGO_TEST_RF=1", "KGO_TEST_RECORDS="+kgoTestRecords())
+	cmd.Env = append(os.Environ(), env...)
 	cmd.WaitDelay = 10 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -131,14 +214,15 @@ func TestFranzGoSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("KGO_SEEDS=%s KGO_TEST_RF=1 KGO_TEST_RECORDS=%s go test -run '%s' %s", addr, kgoTestRecords(), run, suitePkg)
-	start := time.Now()
+	t.Logf("%s go test -run '%s' %s", strings.Join(env, " "), run, suitePkg)
+	began := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 
 	result := map[string]string{} // top-level test -> pass, fail or skip
-	var skipped []string          // subtests that skipped
+	took := map[string]time.Duration{}
+	var skipped []string // subtests that skipped
 	output := map[string]*strings.Builder{}
 	var pkgOutput strings.Builder
 	sc := bufio.NewScanner(stdout)
@@ -161,21 +245,22 @@ func TestFranzGoSuite(t *testing.T) {
 			output[top].WriteString(ev.Output)
 		case !sub && (ev.Action == "pass" || ev.Action == "fail" || ev.Action == "skip"):
 			result[top] = ev.Action
+			took[top] = time.Duration(ev.Elapsed * float64(time.Second)).Round(10 * time.Millisecond)
 		case sub && ev.Action == "skip":
 			skipped = append(skipped, ev.Test)
 		}
 	}
 	waitErr := cmd.Wait()
-	t.Logf("franz-go suite ran in %s", time.Since(start).Round(time.Second))
+	t.Logf("franz-go suite ran in %s", time.Since(began).Round(time.Second))
 
 	for _, name := range names {
 		switch result[name] {
 		case "pass":
-			t.Logf("pass: %s", name)
+			t.Logf("pass: %s (%s)", name, took[name])
 		case "":
 			t.Errorf("%s did not finish (suite: %v, context: %v)", name, waitErr, ctx.Err())
 		default:
-			t.Errorf("%s: %s", name, result[name])
+			t.Errorf("%s: %s (%s)", name, result[name], took[name])
 		}
 		if result[name] != "pass" && output[name] != nil {
 			t.Logf("output of %s:\n%s", name, output[name])
