@@ -2,8 +2,15 @@ package cluster
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestTwoFailoversInQuickSuccession: the leader of partition 0 is
@@ -97,8 +104,19 @@ func TestTwoOfThreeDownRefusesWrites(t *testing.T) {
 	within(t, ctx, ps, "load on every partition and the probe", func() bool {
 		return ps.ackedSince(round, all) && probe.ackedSince(round, []int32{0})
 	})
-	c.Kill(2)
-	c.Kill(3)
+	// The survivor leads partition 0; the other two die.
+	adm := c.admin()
+	lead, err := leaders(ctx, adm, topic)
+	adm.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	survivor := lead[0]
+	for id := int32(1); id <= 3; id++ {
+		if id != survivor {
+			c.Kill(id)
+		}
+	}
 	down := time.Now()
 	failedSince := func(since time.Time) []failedRecord {
 		var fs []failedRecord
@@ -117,6 +135,12 @@ func TestTwoOfThreeDownRefusesWrites(t *testing.T) {
 		return sent >= sentAtDown+60
 	})
 	up := time.Now()
+	// Its followers are gone and the ISR cannot shrink without a quorum:
+	// an acks=all write to the survivor's partition is refused with
+	// NOT_ENOUGH_REPLICAS (once they lag past replica.lag.time.max.ms).
+	if err := produceOnce(ctx, c.Node(survivor).Addr, topic, 0); !errors.Is(err, kerr.NotEnoughReplicas) {
+		t.Errorf("acks=all to the survivor %d with two nodes down: %v, want NOT_ENOUGH_REPLICAS", survivor, err)
+	}
 	for _, set := range []*producerSet{ps, probe} {
 		for _, a := range set.Acked() {
 			if a.At.After(down.Add(downGrace)) && a.At.Before(up) {
@@ -127,8 +151,11 @@ func TestTwoOfThreeDownRefusesWrites(t *testing.T) {
 	}
 	t.Logf("two nodes down for %v: probe failures %v", up.Sub(down).Round(time.Millisecond), failuresByError(failedSince(down)))
 
-	c.Restart(2)
-	c.Restart(3)
+	for id := int32(1); id <= 3; id++ {
+		if id != survivor {
+			c.Restart(id)
+		}
+	}
 	c.waitFullISR(ctx, topic)
 	within(t, ctx, ps, "an acknowledgement on every partition after the restarts", func() bool {
 		return ps.ackedSince(up, all) && probe.ackedSince(up, []int32{0})
@@ -145,4 +172,38 @@ func TestTwoOfThreeDownRefusesWrites(t *testing.T) {
 	}
 	requireCorrect(t, history{Acked: probe.Acked(), NonMonotonic: probeBackwards, Final: probeFinal})
 	finishRF3(t, ctx, c, topic, ps, cs)
+}
+
+// produceOnce sends one Produce request (acks=all, one record) for
+// partition of topic to the node at addr, and returns the error code of its
+// answer: a plain request, not a producer, whose retries would hide it.
+func produceOnce(ctx context.Context, addr, topic string, partition int32) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	rec := kmsg.Record{OffsetDelta: 0, Value: []byte("probe")}
+	rec.Length = int32(len(rec.AppendTo(nil)) - 1) // the length varint of a small record is one byte
+	recs := rec.AppendTo(nil)
+	b := kmsg.RecordBatch{
+		Magic: 2, LastOffsetDelta: 0, FirstTimestamp: time.Now().UnixMilli(), MaxTimestamp: time.Now().UnixMilli(),
+		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1, NumRecords: 1, Records: recs,
+	}
+	raw := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], crc32.MakeTable(crc32.Castagnoli)))
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = partition, raw
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return err
+	}
+	return kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
 }

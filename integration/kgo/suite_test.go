@@ -113,23 +113,9 @@ type testEvent struct {
 // test belongs here only while a known cluster gap (named in the reason)
 // makes it fail on three nodes.
 //
-// Today: the consumer-group tests that run a group. FindCoordinator answers
-// "this node" on every node, but only the leader of the group's
-// __consumer_offsets partition can write the group's records. A member that
-// asked a follower joins there, its SyncGroup fails with NOT_COORDINATOR (the
-// follower's append of the assignment is refused as NOT_LEADER), the client
-// looks up the coordinator again, may be sent to another node, and gets
-// UNKNOWN_MEMBER_ID there. They passed on three nodes with
-// offsets.topic.replication.factor=1 and offsets.topic.num.partitions=1 (one
-// node hosts the only group partition, so the node that answers is its
-// leader), 2026-12-04. Empty this once FindCoordinator names the leader.
-var clusterExcluded = map[string]string{
-	"TestGroupSimple": coordinatorNotLeader,
-	"TestGroupETL":    coordinatorNotLeader,
-	"TestIssue523":    coordinatorNotLeader,
-}
+// Today: none.
+var clusterExcluded = map[string]string{}
 
-const coordinatorNotLeader = "the group coordinator does not follow __consumer_offsets leadership: SyncGroup on a follower fails NOT_COORDINATOR, then UNKNOWN_MEMBER_ID on the next node"
 
 // TestFranzGoSuite runs the allow-listed tests of franz-go's kgo suite
 // against startBroker's single node (KGO_TEST_RF=1) and requires each of
