@@ -33,9 +33,10 @@ var (
 // server is a Kafka-protocol server under test.
 type server struct {
 	addr string
-	// pid is the broker's process when it runs apart from the benchmark,
-	// else 0 (its CPU and memory are then part of this process's).
-	pid int
+	// pids are the broker processes when they run apart from the
+	// benchmark, else nil (their CPU and memory are then part of this
+	// process's): one, or a cluster's nodes (BenchmarkReplication).
+	pids []int
 	// health reports a broker process that exited; nil in-process.
 	health func() error
 }
@@ -96,7 +97,7 @@ func processServer(tb testing.TB, p *harness.Process) server {
 			tb.Error(err)
 		}
 	})
-	return server{addr: p.Addr, pid: p.PID(), health: p.Health}
+	return server{addr: p.Addr, pids: []int{p.PID()}, health: p.Health}
 }
 
 // binDir makes the directory for the binaries built for the process
@@ -171,17 +172,31 @@ func BenchmarkProduce(b *testing.B) {
 }
 
 func benchProduce(b *testing.B, srv server, size int, parts int32) {
+	benchProduceTo(b, srv, []string{srv.addr}, topicSpec{partitions: parts, rf: 1}, size)
+}
+
+// topicSpec is the topic a produce benchmark creates.
+type topicSpec struct {
+	partitions int32
+	rf         int16
+	configs    map[string]*string
+}
+
+// benchProduceTo is benchProduce into a new topic of spec on the brokers
+// at seeds; srv is for the meter and health.
+func benchProduceTo(b *testing.B, srv server, seeds []string, spec topicSpec, size int) {
 	b.StopTimer()
 	ctx := b.Context()
 	log := &harness.ClientLog{}
-	cl, err := harness.NewClient([]string{srv.addr}, log, harness.ProducerOpts(size)...)
+	cl, err := harness.NewClient(seeds, log, harness.ProducerOpts(size)...)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 	topic := harness.TopicName("produce")
-	if err := harness.CreateTopic(ctx, adm, topic, parts, nil); err != nil {
+	parts := spec.partitions
+	if err := harness.CreateReplicatedTopic(ctx, adm, topic, parts, spec.rf, spec.configs); err != nil {
 		b.Fatal(err)
 	}
 	defer deleteTopic(b, adm, topic)
@@ -343,25 +358,31 @@ type meter struct {
 func startMeter(srv server) meter {
 	m := meter{srv: srv, start: time.Now(), selfCPU: harness.SelfCPU(), gcs: numGC()}
 	var err error
-	if srv.pid != 0 {
-		m.brkCPU, err = harness.ProcessCPU(srv.pid)
-		m.err = errors.Join(m.err, err)
-	}
+	m.brkCPU, err = brokersCPU(srv.pids)
+	m.err = errors.Join(m.err, err)
 	m.machine, err = harness.MachineCPU()
 	m.err = errors.Join(m.err, err)
 	return m
 }
 
 // report adds the metrics: MB/s (10^6 bytes of record values per second),
-// records/s, cpu-% (this process; 100 = one core busy), gcs (garbage
-// collections in this process during the run: the client's allocation
-// rate against the live heap, which in-process kfake's stored data
-// inflates), broker-cpu-% and broker-VmHWM-MiB for a broker process
-// (runnel-proc, kfake-proc), others-cpu-% (every other process on the
-// machine: load that competed with the run), and the warnings the clients
-// logged (kgo retries silently otherwise).
+// records/s, and those of reportCPU.
 func (m meter) report(b *testing.B, records int64, size int, log *harness.ClientLog) {
 	el := b.Elapsed().Seconds()
+	b.ReportMetric(float64(records)*float64(size)/1e6/el, "MB/s")
+	b.ReportMetric(float64(records)/el, "records/s")
+	m.reportCPU(b, log)
+}
+
+// reportCPU adds cpu-% (this process; 100 = one core busy), gcs (garbage
+// collections in this process during the run: the client's allocation
+// rate against the live heap, which in-process kfake's stored data
+// inflates), broker-cpu-% and broker-VmHWM-MiB for broker processes
+// (runnel-proc, kfake-proc; for a cluster the sum of its nodes' CPU and
+// the largest node's VmHWM), others-cpu-% (every other process on the
+// machine: load that competed with the run), and the warnings the clients
+// logged (kgo retries silently otherwise).
+func (m meter) reportCPU(b *testing.B, log *harness.ClientLog) {
 	wall := time.Since(m.start).Seconds()
 	self := harness.SelfCPU() - m.selfCPU
 	machine, err := harness.MachineCPU()
@@ -369,23 +390,25 @@ func (m meter) report(b *testing.B, records int64, size int, log *harness.Client
 		b.Fatalf("CPU readings: %v", err)
 	}
 	machine -= m.machine
-	b.ReportMetric(float64(records)*float64(size)/1e6/el, "MB/s")
-	b.ReportMetric(float64(records)/el, "records/s")
 	b.ReportMetric(100*self.Seconds()/wall, "cpu-%")
 	b.ReportMetric(float64(numGC()-m.gcs), "gcs")
 	others := machine - self
-	if m.srv.pid != 0 {
-		cpu, err := harness.ProcessCPU(m.srv.pid)
+	if len(m.srv.pids) > 0 {
+		cpu, err := brokersCPU(m.srv.pids)
 		if err != nil {
 			b.Fatalf("broker CPU: %v", err)
 		}
 		b.ReportMetric(100*(cpu-m.brkCPU).Seconds()/wall, "broker-cpu-%")
 		others -= cpu - m.brkCPU
-		mem, err := harness.ReadMemory(m.srv.pid)
-		if err != nil {
-			b.Fatal(err)
+		var hwm int64
+		for _, pid := range m.srv.pids {
+			mem, err := harness.ReadMemory(pid)
+			if err != nil {
+				b.Fatal(err)
+			}
+			hwm = max(hwm, mem.HWM)
 		}
-		b.ReportMetric(float64(mem.HWM)/(1<<20), "broker-VmHWM-MiB")
+		b.ReportMetric(float64(hwm)/(1<<20), "broker-VmHWM-MiB")
 	}
 	// /proc/stat counts in 10ms ticks: too coarse for short runs.
 	if wall >= 0.5 {
@@ -408,6 +431,19 @@ func deleteTopic(b *testing.B, adm *kadm.Client, topic string) {
 	if err := harness.DeleteTopic(ctx, adm, topic); err != nil {
 		b.Error(err)
 	}
+}
+
+// brokersCPU is the CPU time the processes pids used so far, summed.
+func brokersCPU(pids []int) (time.Duration, error) {
+	var sum time.Duration
+	for _, pid := range pids {
+		cpu, err := harness.ProcessCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += cpu
+	}
+	return sum, nil
 }
 
 // numGC returns the number of garbage collections completed so far.

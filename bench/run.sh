@@ -7,6 +7,10 @@
 #   BENCH               go test -bench pattern (default ., all)
 #   BENCH_TARGETS       with BENCH=., the targets of each throughput corner, a
 #                       pattern (default ., all four; '-proc$' the process pair)
+#   BENCH_REPLICATION   with BENCH=., 0 skips the replication benchmarks (a
+#                       3-process cluster: RF=1 vs RF=3 produce, latency at
+#                       20k records/s; about 1 minute at the default BENCHTIME)
+#   RUNNEL_BENCH_LATENCY_TIME  length of the latency run (default 10 × BENCHTIME)
 #   RUNNEL_BENCH_BYTES  bytes memcheck pushes through a broker process (default 10GB; 0 skips it)
 #   BENCH_OUT           also save the raw output there (for benchstat)
 #
@@ -20,6 +24,7 @@ BENCHTIME="${BENCHTIME:-1s}"
 BENCH_COUNT="${BENCH_COUNT:-1}"
 BENCH="${BENCH:-.}"
 BENCH_TARGETS="${BENCH_TARGETS:-.}"
+BENCH_REPLICATION="${BENCH_REPLICATION:-1}"
 export RUNNEL_BENCH_BYTES="${RUNNEL_BENCH_BYTES:-10GB}"
 
 tmp="$(mktemp -d)"
@@ -49,6 +54,11 @@ export RUNNEL_BIN="$tmp/runnel" KFAKE_BIN="$tmp/kfakebroker"
 			done
 		done
 		patterns+=('^BenchmarkRaw$' '^BenchmarkRebalance$' '^BenchmarkCommit$')
+		# RF=1 and RF=3 run back to back on one cluster, as a corner's
+		# targets do.
+		if [[ "$BENCH_REPLICATION" != "0" ]]; then
+			patterns+=('^BenchmarkReplication$' '^BenchmarkReplicationLatency$')
+		fi
 	fi
 	for ((round = 1; round <= BENCH_COUNT; round++)); do
 		for pattern in "${patterns[@]}"; do

@@ -10,6 +10,9 @@
 // both inside the benchmark process (runnel vs kfake), still shown. For the
 // process pair it also prints CPU-seconds per GB of each broker and of the
 // client, the client's garbage collections and each broker's peak RSS.
+// Then the consumer-group table and the replication table: RF=1 and RF=3
+// produce MB/s on one three-node cluster with their ratio, and RF=3
+// end-to-end latency percentiles at 20,000 records/s.
 //
 // It exits 1 when the input shows a failure (a benchmark that failed, a
 // panic, a memcheck error), so `make bench` fails loudly; with -strict also

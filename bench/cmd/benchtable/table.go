@@ -259,6 +259,7 @@ func render(w io.Writer, r *results) summary {
 	}
 
 	renderGroups(w, r)
+	renderReplication(w, r)
 
 	fmt.Fprintf(w, "\n== Summary ==\n")
 	var fair summary

@@ -11,6 +11,7 @@
 //
 // Files: kafka.go (produce, consume, topics), clientlog.go (kgo warnings),
 // watch.go (stall detection), raw.go (raw limit), process.go (broker
-// child processes), procfs.go (/proc and getrusage), memcheck.go (the memory
-// check behind cmd/memcheck).
+// child processes), cluster.go (a cluster of broker processes), latency.go
+// (paced produce with end-to-end latency), procfs.go (/proc and
+// getrusage), memcheck.go (the memory check behind cmd/memcheck).
 package harness

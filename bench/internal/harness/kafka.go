@@ -201,12 +201,18 @@ func consumePass(ctx context.Context, seeds []string, d Dataset, want int64, got
 
 // CreateTopic creates topic with partitions and replication factor 1.
 func CreateTopic(ctx context.Context, adm *kadm.Client, topic string, partitions int32, configs map[string]*string) error {
-	resp, err := adm.CreateTopic(ctx, partitions, 1, configs, topic)
+	return CreateReplicatedTopic(ctx, adm, topic, partitions, 1, configs)
+}
+
+// CreateReplicatedTopic creates topic with partitions and replication
+// factor rf.
+func CreateReplicatedTopic(ctx context.Context, adm *kadm.Client, topic string, partitions int32, rf int16, configs map[string]*string) error {
+	resp, err := adm.CreateTopic(ctx, partitions, rf, configs, topic)
 	if err == nil {
 		err = resp.Err
 	}
 	if err != nil {
-		return fmt.Errorf("create topic %s (%d partitions): %w %s", topic, partitions, err, resp.ErrMessage)
+		return fmt.Errorf("create topic %s (%d partitions, RF=%d): %w %s", topic, partitions, rf, err, resp.ErrMessage)
 	}
 	return nil
 }
