@@ -99,18 +99,21 @@ func frameCases() []badInputCase {
 		}},
 		{"frame above the pre-first-request cap on a fresh connection", func(t *testing.T, b *brokertest.Broker) {
 			rc := dialRaw(t, b.Addr())
-			rc.write(size(preFirstRequestCap + 1))
+			// The header bytes are no API the broker serves ("GET ").
+			rc.write(append(size(preFirstRequestCap+1), "GET "...))
 			rc.expectClosed()
 		}},
-		{"large produce as the first request hits the pre-first-request cap", func(t *testing.T, b *brokertest.Broker) {
+		{"large produce as the first request is accepted: its header names Produce", func(t *testing.T, b *brokertest.Broker) {
+			// franz-go opens a connection with a multi-MiB produce.
 			setup := dialRaw(t, b.Addr())
 			setup.createTopic("large-first", 1, map[string]string{"max.message.bytes": "3000000"})
 			rc := dialRaw(t, b.Addr())
-			f := requestFrame(produceReq("large-first", 0, -1, batchOf(strings.Repeat("x", 700<<10))), 1)
-			rc.write(f[:4]) // the size alone: refused before the body is read
-			rc.expectClosed()
-			if got := setup.readAll("large-first", 0, 0); len(got) != 0 {
-				t.Fatalf("the refused produce stored %d records", len(got))
+			big := strings.Repeat("x", 700<<10)
+			if p := rc.produce("large-first", 0, batchOf(big)); p.ErrorCode != 0 {
+				t.Fatalf("large first produce: %s", errName(p.ErrorCode))
+			}
+			if got := setup.readAll("large-first", 0, 0); len(got) != 1 || got[0].Value != big {
+				t.Fatalf("the large first produce stored %d records", len(got))
 			}
 		}},
 		{"first request just below the pre-first-request cap is accepted", func(t *testing.T, b *brokertest.Broker) {

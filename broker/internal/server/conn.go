@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
@@ -15,8 +16,10 @@ import (
 )
 
 // preAuthMaxBytes caps a frame before the connection has sent one valid
-// request, so a stray client (an HTTP request, a port scanner) cannot make
-// the broker allocate socket.request.max.bytes.
+// request, unless the frame's header already names an API key and version
+// the broker serves (looksLikeRequest), so a stray client (an HTTP
+// request, a port scanner) cannot make the broker allocate
+// socket.request.max.bytes.
 const preAuthMaxBytes = 512 << 10
 
 // maxInFlight bounds the requests a connection may have read but not yet
@@ -111,7 +114,14 @@ func (c *conn) readLoop() {
 		// A fresh buffer per request, as decoded requests alias it; a
 		// large frame (a produce) reads into a recycled one instead.
 		fb := largeFrameBuffer(br)
-		frame, err := wire.ReadFrame(br, bufSlice(fb), limit)
+		frameLimit := limit
+		if limit == preAuthMaxBytes && looksLikeRequest(br) {
+			// A first request may be large (franz-go opens a connection
+			// with a multi-MiB Produce): its header already names an API
+			// and a version this broker serves, so it is a Kafka client.
+			frameLimit = c.s.cfg.SocketRequestMaxBytes
+		}
+		frame, err := wire.ReadFrame(br, bufSlice(fb), frameLimit)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				c.s.logger.Debug("closing connection", "remote", c.remote, "err", err)
@@ -238,4 +248,21 @@ func apiVersionsUnsupported() kmsg.Response {
 	resp := apiVersionsResponse()
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
 	return resp
+}
+
+// looksLikeRequest peeks at the next frame's request header and reports
+// whether it names an API key and version this broker serves.
+// It peeks only for a frame over the cap, so short and malformed frames
+// go straight to wire.ReadFrame.
+func looksLikeRequest(br *bufio.Reader) bool {
+	b, err := br.Peek(4)
+	if err != nil || int32(binary.BigEndian.Uint32(b)) <= preAuthMaxBytes {
+		return false
+	}
+	if b, err = br.Peek(8); err != nil { // size, API key, API version
+		return false
+	}
+	key, version := int16(binary.BigEndian.Uint16(b[4:])), int16(binary.BigEndian.Uint16(b[6:]))
+	h, ok := lookupHandler(key)
+	return ok && version >= h.min && version <= h.max
 }
