@@ -110,6 +110,7 @@ func (c *Controller) Tick(im *metadata.Image, now time.Time) []metadata.Record {
 		}
 	}
 	c.reconcile(b, nil)
+	completeReassignments(b)
 	if c.cfg.AutoLeaderRebalance {
 		if c.nextRebalance.IsZero() {
 			c.nextRebalance = now.Add(c.cfg.LeaderImbalanceCheckInterval)

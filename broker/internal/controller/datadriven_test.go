@@ -176,6 +176,18 @@ func TestDataDriven(t *testing.T) {
 					return errString(err)
 				}
 				recs = []metadata.Record{{ChangePartition: ch}}
+			case "reassign":
+				rp := ReassignPartition{Topic: args["topic"], Partition: int32(num("p", 0))}
+				if args["replicas"] != "cancel" {
+					rp.Replicas = ids(d, t, args["replicas"])
+				}
+				reply, rs := Reassign(im, ReassignRequest{Partitions: []ReassignPartition{rp}})
+				for _, r := range reply.Results {
+					if r.ErrorCode != 0 {
+						fmt.Fprintf(&b, "%s\n", kerr.ErrorForCode(r.ErrorCode).(*kerr.Error).Message)
+					}
+				}
+				recs = rs
 			case "place":
 				var brokers []metadata.Broker
 				for _, s := range strings.Split(args["brokers"], ",") {
@@ -271,7 +283,11 @@ func formatRecord(r metadata.Record) string {
 }
 
 func formatPartition(p metadata.Partition) string {
-	return fmt.Sprintf("leader=%d leader-epoch=%d epoch=%d isr=%v replicas=%v", p.Leader, p.LeaderEpoch, p.Epoch, p.ISR, p.Replicas)
+	s := fmt.Sprintf("leader=%d leader-epoch=%d epoch=%d isr=%v replicas=%v", p.Leader, p.LeaderEpoch, p.Epoch, p.ISR, p.Replicas)
+	if p.Reassigning() {
+		s += fmt.Sprintf(" adding=%v removing=%v", p.AddingReplicas, p.RemovingReplicas)
+	}
+	return s
 }
 
 func show(im *metadata.Image) string {

@@ -129,17 +129,27 @@ type ElectPartition struct {
 	Partition int32  `json:"partition"`
 }
 
-// ElectResult is one partition's outcome: its Kafka error code (0: a
-// leader was elected) and message.
-type ElectResult struct {
-	ElectPartition
+// PartitionResult is one partition's outcome of an ElectLeaders or
+// AlterPartitionReassignments request: its Kafka error code (0: done) and
+// message.
+type PartitionResult struct {
+	Topic        string `json:"topic"`
+	Partition    int32  `json:"partition"`
 	ErrorCode    int16  `json:"error_code,omitempty"`
 	ErrorMessage string `json:"error_message,omitempty"`
 }
 
+// set records err (nil: success) as the result's code and message.
+func (r *PartitionResult) set(err error) {
+	if err != nil {
+		resp := ResponseFor(nil, err)
+		r.ErrorCode, r.ErrorMessage = resp.ErrorCode, resp.ErrorMessage
+	}
+}
+
 // ElectReply answers an ElectRequest, partition by partition.
 type ElectReply struct {
-	Results []ElectResult `json:"results"`
+	Results []PartitionResult `json:"results"`
 }
 
 // Elect runs ElectLeader for every partition of r against im, each on the
@@ -157,15 +167,12 @@ func Elect(im *metadata.Image, r ElectRequest) (ElectReply, []metadata.Record) {
 	b := &batch{im: im}
 	var reply ElectReply
 	for _, p := range parts {
-		res := ElectResult{ElectPartition: p}
+		res := PartitionResult{Topic: p.Topic, Partition: p.Partition}
 		ch, err := ElectLeader(b.im, p.Topic, p.Partition, r.Type)
 		if err == nil && !b.add(metadata.Record{ChangePartition: ch}) {
 			err = fmt.Errorf("%w: %s-%d changed meanwhile", ErrElectionNotNeeded, p.Topic, p.Partition)
 		}
-		if err != nil {
-			resp := ResponseFor(nil, err)
-			res.ErrorCode, res.ErrorMessage = resp.ErrorCode, resp.ErrorMessage
-		}
+		res.set(err)
 		reply.Results = append(reply.Results, res)
 	}
 	return reply, b.recs

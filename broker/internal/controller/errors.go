@@ -22,6 +22,8 @@ var (
 	ErrInvalidElectionType         = newError("controller: unknown election type", kerr.InvalidRequest)
 	ErrInvalidReplicationFactor    = newError("controller: replication factor not possible", kerr.InvalidReplicationFactor)
 	ErrInvalidPartitions           = newError("controller: invalid partition count", kerr.InvalidPartitions)
+	ErrInvalidReplicaAssignment    = newError("controller: invalid replica assignment", kerr.InvalidReplicaAssignment)
+	ErrNoReassignmentInProgress    = newError("controller: no reassignment in progress", kerr.NoReassignmentInProgress)
 )
 
 // Error is a controller sentinel: its text, and the Kafka error it maps

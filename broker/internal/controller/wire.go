@@ -18,6 +18,7 @@ type Request struct {
 	Heartbeat      *Heartbeat             `json:"heartbeat,omitempty"`
 	AlterPartition *AlterPartitionRequest `json:"alter_partition,omitempty"`
 	Elect          *ElectRequest          `json:"elect,omitempty"`
+	Reassign       *ReassignRequest       `json:"reassign,omitempty"`
 }
 
 // Response is the controller's answer to a Request: the reply of the
@@ -28,6 +29,7 @@ type Response struct {
 	Heartbeat      *HeartbeatReply     `json:"heartbeat,omitempty"`
 	AlterPartition *metadata.Partition `json:"alter_partition,omitempty"`
 	Elect          *ElectReply         `json:"elect,omitempty"`
+	Reassign       *ReassignReply      `json:"reassign,omitempty"`
 	ErrorCode      int16               `json:"error_code,omitempty"`
 	ErrorMessage   string              `json:"error_message,omitempty"`
 }
@@ -50,7 +52,7 @@ func DecodeRequest(b []byte) (Request, error) {
 		return Request{}, fmt.Errorf("%w: %v", ErrBadMessage, err)
 	}
 	n := 0
-	for _, set := range []bool{r.Register != nil, r.Heartbeat != nil, r.AlterPartition != nil, r.Elect != nil} {
+	for _, set := range []bool{r.Register != nil, r.Heartbeat != nil, r.AlterPartition != nil, r.Elect != nil, r.Reassign != nil} {
 		if set {
 			n++
 		}
@@ -88,6 +90,8 @@ func ResponseFor(reply any, err error) Response {
 		r.AlterPartition = &v
 	case ElectReply:
 		r.Elect = &v
+	case ReassignReply:
+		r.Reassign = &v
 	}
 	return r
 }
@@ -118,6 +122,7 @@ var sentinels = []*Error{
 	ErrBrokerNotRegistered, ErrStaleBrokerEpoch, ErrDuplicateBrokerRegistration, ErrUnknownPartition,
 	ErrFencedLeaderEpoch, ErrInvalidUpdateVersion, ErrIneligibleReplica, ErrElectionNotNeeded,
 	ErrPreferredLeaderNotAvailable, ErrEligibleLeadersNotAvailable, ErrInvalidReplicationFactor, ErrInvalidPartitions,
+	ErrInvalidReplicaAssignment, ErrNoReassignmentInProgress,
 }
 
 // Err returns the refusal the response carries: nil on success; else an

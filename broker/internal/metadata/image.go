@@ -77,6 +77,28 @@ type Partition struct {
 	ISR         []int32 `json:"isr"`
 	// Epoch counts every change to the partition (KRaft's partition epoch).
 	Epoch int32 `json:"epoch"`
+	// AddingReplicas and RemovingReplicas are set while a reassignment
+	// runs (Kafka's): Replicas then holds the target replicas followed by
+	// the removing ones; the adding ones copy the log as followers, and
+	// once all of them are in the ISR the controller makes Replicas the
+	// target.
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
+}
+
+// Reassigning reports whether a reassignment of the partition runs.
+func (p Partition) Reassigning() bool { return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0 }
+
+// TargetReplicas is the replica set the partition ends with: Replicas
+// without the removing ones.
+func (p Partition) TargetReplicas() []int32 {
+	out := make([]int32, 0, len(p.Replicas))
+	for _, r := range p.Replicas {
+		if !slices.Contains(p.RemovingReplicas, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Empty returns the image of a cluster with nothing in it.

@@ -224,6 +224,13 @@ func (im *Image) checkChange(cur, next Partition) error {
 		return fmt.Errorf("%w: partition epoch %d (leader epoch %d) over %d (%d)",
 			ErrStaleEpoch, next.Epoch, next.LeaderEpoch, cur.Epoch, cur.LeaderEpoch)
 	}
+	for _, set := range [][]int32{next.AddingReplicas, next.RemovingReplicas} {
+		for _, r := range set {
+			if !slices.Contains(next.Replicas, r) {
+				return fmt.Errorf("%w: reassigned replicas %v not all among replicas %v", ErrBadRecord, set, next.Replicas)
+			}
+		}
+	}
 	for i, r := range next.ISR {
 		if !slices.Contains(next.Replicas, r) || slices.Contains(next.ISR[:i], r) {
 			return fmt.Errorf("%w: ISR %v is not a subset of replicas %v", ErrBadRecord, next.ISR, next.Replicas)

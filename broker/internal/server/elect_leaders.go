@@ -43,7 +43,7 @@ func handleElectLeaders(c *conn, r *request) kmsg.Response {
 				code = kerr.RequestTimedOut.Code
 			}
 			for _, p := range er.Partitions {
-				addElectResult(resp, controller.ElectResult{ElectPartition: p, ErrorCode: code, ErrorMessage: err.Error()})
+				addElectResult(resp, controller.PartitionResult{Topic: p.Topic, Partition: p.Partition, ErrorCode: code, ErrorMessage: err.Error()})
 			}
 			if req.Version >= 1 && er.Partitions == nil {
 				resp.ErrorCode = code
@@ -59,7 +59,7 @@ func handleElectLeaders(c *conn, r *request) kmsg.Response {
 }
 
 // addElectResult adds one partition's outcome under its topic.
-func addElectResult(resp *kmsg.ElectLeadersResponse, res controller.ElectResult) {
+func addElectResult(resp *kmsg.ElectLeadersResponse, res controller.PartitionResult) {
 	if n := len(resp.Topics); n == 0 || resp.Topics[n-1].Topic != res.Topic {
 		rt := kmsg.NewElectLeadersResponseTopic()
 		rt.Topic = res.Topic
