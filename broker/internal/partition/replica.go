@@ -477,6 +477,13 @@ func (p *Partition) Role() (leader bool, leaderEpoch int32) {
 	return p.mu.repl.role == roleLeader, p.mu.leaderEpoch
 }
 
+// Replicas returns the replica set a leader was given (BecomeLeader).
+func (p *Partition) Replicas() []int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.mu.repl.replicas)
+}
+
 // ISR returns a copy of the committed ISR (nil for a partition given no
 // role, which leads alone).
 func (p *Partition) ISR() []int32 {

@@ -156,6 +156,8 @@ func (ac *activeController) step(ctx context.Context, c *controller.Controller, 
 		reply, recs, err = c.Heartbeat(im, now, *req.Heartbeat)
 	case req.Elect != nil:
 		reply, recs = controller.Elect(im, *req.Elect)
+	case req.Reassign != nil:
+		reply, recs = controller.Reassign(im, *req.Reassign)
 	case req.AlterPartition != nil:
 		var st metadata.Partition
 		var rec *metadata.Record

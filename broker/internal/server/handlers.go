@@ -70,6 +70,10 @@ func lookupHandler(key int16) (handler, bool) {
 		return handler{0, 0, handleOffsetDelete}, true
 	case kmsg.ElectLeaders:
 		return handler{0, 2, handleElectLeaders}, true
+	case kmsg.AlterPartitionAssignments:
+		return handler{0, 1, handleAlterPartitionReassignments}, true
+	case kmsg.ListPartitionReassignments:
+		return handler{0, 0, handleListPartitionReassignments}, true
 	}
 	return handler{}, false
 }

@@ -36,6 +36,19 @@ func (s *Server) reconcileErr(old, im *metadata.Image, errp *error) {
 			}
 		}
 	}
+	// Partitions this node no longer hosts (a reassignment moved them
+	// away) are deleted here.
+	for name, t := range im.Topics {
+		ot := old.Topics[name]
+		if ot == nil || ot.ID != t.ID {
+			continue
+		}
+		for i, pm := range t.Partitions {
+			if i < len(ot.Partitions) && hosts(ot.Partitions[i], s.cfg.NodeID) && !hosts(pm, s.cfg.NodeID) {
+				s.dropPartition(name, int32(i), errp)
+			}
+		}
+	}
 	layers := s.layers(im)
 	// The broker layers are the same for every topic: resolve them once.
 	b, err := configs.ResolveBroker(layers)

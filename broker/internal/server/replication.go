@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/runnel-io/runnel/broker/internal/configs"
@@ -20,7 +21,9 @@ func (s *Server) applyRole(t tp, topicID [16]byte, p *partition.Partition, pm me
 	leader, epoch := p.Role()
 	switch {
 	case pm.Leader == self:
-		if !leader || epoch != pm.LeaderEpoch {
+		// A new leadership, or new replicas (a reassignment): the same
+		// leadership renewed keeps what the followers reported.
+		if !leader || epoch != pm.LeaderEpoch || !slices.Equal(p.Replicas(), pm.Replicas) {
 			s.fetchers.unfollow(t)
 			err := p.BecomeLeader(partition.LeaderState{
 				ID: self, LeaderEpoch: pm.LeaderEpoch, PartitionEpoch: pm.Epoch,
