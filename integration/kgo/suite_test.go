@@ -116,7 +116,6 @@ type testEvent struct {
 // Today: none.
 var clusterExcluded = map[string]string{}
 
-
 // TestFranzGoSuite runs the allow-listed tests of franz-go's kgo suite
 // against startBroker's single node (KGO_TEST_RF=1) and requires each of
 // them to pass (a skip is a failure: it tested nothing).

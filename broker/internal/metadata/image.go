@@ -87,7 +87,9 @@ type Partition struct {
 }
 
 // Reassigning reports whether a reassignment of the partition runs.
-func (p Partition) Reassigning() bool { return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0 }
+func (p Partition) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
+}
 
 // TargetReplicas is the replica set the partition ends with: Replicas
 // without the removing ones.
