@@ -22,6 +22,10 @@ BENCHTIME ?= 200ms
 DEMO_DIR ?= .data/demo
 DEMO_PORT ?= 9092
 DEMO_HTTP ?= 9644
+CLUSTER_DIR ?= .data/cluster
+CLUSTER_PORT ?= 9092
+CLUSTER_CTRL ?= 9192
+CLUSTER_HTTP ?= 9644
 
 # Unit tests are every package outside integration/ (listed in the recipe:
 # make's $(shell) does not see exported variables such as GOTOOLCHAIN). The
@@ -43,6 +47,10 @@ build: ## compile every package and build bin/runnel
 .PHONY: demo
 demo: build ## start a single-node broker and walk through topic create, produce and consume
 	RUNNEL=$(RUNNEL) DEMO_DIR=$(DEMO_DIR) DEMO_PORT=$(DEMO_PORT) DEMO_HTTP=$(DEMO_HTTP) scripts/demo.sh
+
+.PHONY: cluster
+cluster: build ## run a three-node cluster on 127.0.0.1 (ports 9092-9094) until Ctrl-C
+	RUNNEL=$(RUNNEL) CLUSTER_DIR=$(CLUSTER_DIR) CLUSTER_PORT=$(CLUSTER_PORT) CLUSTER_CTRL=$(CLUSTER_CTRL) CLUSTER_HTTP=$(CLUSTER_HTTP) scripts/cluster.sh
 
 .PHONY: test
 TEST_STEPS := tools vet test-unit fuzz-short test-integration

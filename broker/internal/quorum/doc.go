@@ -56,8 +56,11 @@
 // ErrLeadershipLost and an ended ctx ErrNotCommitted: the entry may still
 // be committed by a later leader (as with Kafka's REQUEST_TIMED_OUT).
 //
-// Close shuts raft down (a leader just stops; the others elect a new one
-// after controller.quorum.fetch.timeout.ms), closes the controller listener
+// HandOver transfers a leader's leadership to another voter (the server
+// calls it before a clean stop, so the quorum does not wait out
+// controller.quorum.fetch.timeout.ms). Close shuts raft down (a leader
+// just stops; the others elect a new one after that timeout), closes the
+// controller listener
 // and every connection through it, waits for its goroutines, and closes
 // raft.db. It is idempotent.
 //

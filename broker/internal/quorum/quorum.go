@@ -207,13 +207,25 @@ func (q *Quorum) Leader() (id int32, addr string, ok bool) {
 	return parseServerID(sid), string(a), true
 }
 
+// HandOver transfers the leadership to another voter if this node leads
+// (raft's leadership transfer, bounded by its election timeout), so that
+// a node about to stop cleanly does not leave the quorum waiting out
+// controller.quorum.fetch.timeout.ms. It is a no-op on a follower or a
+// quorum of one.
+func (q *Quorum) HandOver() error {
+	if q.mux == nil || !q.IsLeader() {
+		return nil
+	}
+	return q.raft.LeadershipTransfer().Error()
+}
+
 // IsLeader reports whether this node is the leader (the active
 // controller).
 func (q *Quorum) IsLeader() bool { return q.raft.State() == raft.Leader }
 
 // Close stops this node: raft shuts down (a leader just stops; the others
-// elect a new one), the controller listener and its connections close,
-// and Close waits for every goroutine it started. Pending proposals return
+// elect a new one, unless HandOver ran first), the controller listener and
+// its connections close, and Close waits for every goroutine it started. Pending proposals return
 // ErrClosed. Idempotent.
 func (q *Quorum) Close() error {
 	q.mu.Lock()

@@ -424,3 +424,29 @@ func TestDefaultTimeoutsOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// HandOver makes another voter the leader before this one stops, and the
+// quorum commits through it at once; on a follower it does nothing.
+func TestHandOver(t *testing.T) {
+	c := newCluster(t, 3, nil)
+	ctx := ctxT(t)
+	leader := c.leader()
+	if err := c.nodes[c.follower(leader)].HandOver(); err != nil {
+		t.Fatalf("HandOver on a follower: %v", err)
+	}
+	if !c.nodes[leader].IsLeader() {
+		t.Fatal("HandOver on a follower moved the leadership")
+	}
+	start := time.Now()
+	if err := c.nodes[leader].HandOver(); err != nil {
+		t.Fatalf("HandOver: %v", err)
+	}
+	if c.nodes[leader].IsLeader() {
+		t.Fatal("still the leader after HandOver")
+	}
+	c.stop(leader)
+	if err := propose(ctx, t, c.nodes[c.leader()], topic("after")); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("handed over and committed in %v", time.Since(start))
+}

@@ -409,6 +409,9 @@ func (s *Server) Close() error {
 		close(s.stop)
 		s.bgCancel()
 		s.stopController()
+		if err := s.meta.HandOver(); err != nil {
+			s.logger.Info("could not hand the quorum's leadership over before stopping", "err", err)
+		}
 		s.fetchers.close()
 		s.listener.Close()
 		s.mu.Lock()
