@@ -466,3 +466,78 @@ func TestClusterReassignment(t *testing.T) {
 		return len(list) == 0 && slices.Equal(p.Replicas, target), fmt.Sprintf("listed %v, replicas %v", list, p.Replicas)
 	})
 }
+
+// TestClusterFollowersFollowLogStart: records deleted on the leader
+// (DeleteRecords) are deleted on the followers too: one that was in sync
+// moves its log start with the leader's, and one that was stopped and
+// whose log ends below the leader's log start restarts its log there. So
+// whichever replica leads later, the deleted records stay deleted.
+func TestClusterFollowersFollowLogStart(t *testing.T) {
+	c := brokertest.StartCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := clusterClient(t, c, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("d"))
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 3, nil, "d"); err != nil {
+		t.Fatal(err)
+	}
+	leader := fullISR(t, ctx, adm, "d")[0]
+	var others []int32
+	for id := int32(1); id <= 3; id++ {
+		if id != leader {
+			others = append(others, id)
+		}
+	}
+	behind, inSync := others[0], others[1]
+	c.Node(behind).Stop(t)
+	produce := func(n int) {
+		t.Helper()
+		for range n {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce(50)
+	del := kadm.Offsets{}
+	del.Add(kadm.Offset{Topic: "d", Partition: 0, At: 40})
+	if resp, err := adm.DeleteRecords(ctx, del); err != nil || resp.Error() != nil {
+		t.Fatalf("delete records: %v %v", err, resp.Error())
+	}
+	c.Restart(behind)
+	adm = kadm.NewClient(clusterClient(t, c))
+	fullISR(t, ctx, adm, "d")
+	earliestOn := func(only int32) int64 {
+		t.Helper()
+		// Stop the two others: the remaining replica leads alone.
+		for _, id := range []int32{1, 2, 3} {
+			if id != only {
+				c.Node(id).Stop(t)
+			}
+		}
+		a := kadm.NewClient(clusterClient(t, c))
+		var start int64 = -1
+		waitState(t, ctx, fmt.Sprintf("node %d leading d-0", only), func() (bool, string) {
+			st, err := a.ListStartOffsets(ctx, "d")
+			if err != nil {
+				return false, err.Error()
+			}
+			o, ok := st.Lookup("d", 0)
+			if !ok || o.Err != nil {
+				return false, fmt.Sprint(o.Err)
+			}
+			start = o.Offset
+			return true, ""
+		})
+		return start
+	}
+	if got := earliestOn(inSync); got != 40 {
+		t.Fatalf("the follower that was in sync starts at %d, want 40", got)
+	}
+	c.Restart(behind)
+	c.Restart(leader)
+	fullISR(t, ctx, kadm.NewClient(clusterClient(t, c)), "d")
+	if got := earliestOn(behind); got != 40 {
+		t.Fatalf("the follower that was behind the log start starts at %d, want 40", got)
+	}
+}

@@ -320,3 +320,31 @@ func TestAppendFollower(t *testing.T) {
 		}
 	})
 }
+
+// TestTruncateFullyAndStartAt: a follower behind the leader's log start
+// restarts its log there, past its old end; the restart survives a reopen
+// and appends continue from it.
+func TestTruncateFullyAndStartAt(t *testing.T) {
+	eachFS(t, func(t *testing.T, h *harness) {
+		l, _ := fourSegments(t, h)
+		end := l.LogEndOffset()
+		if err := l.TruncateFullyAndStartAt(end + 100); err != nil {
+			t.Fatal(err)
+		}
+		if l.LogStartOffset() != end+100 || l.LogEndOffset() != end+100 || l.NumSegments() != 1 {
+			t.Fatalf("[%d, %d) in %d segments, want both at %d in 1", l.LogStartOffset(), l.LogEndOffset(), l.NumSegments(), end+100)
+		}
+		if len(l.Epochs().entries()) != 0 {
+			t.Fatalf("epochs %v", l.Epochs().entries())
+		}
+		mustClose(t, l)
+		l = h.open()
+		defer mustClose(t, l)
+		if l.LogStartOffset() != end+100 || l.LogEndOffset() != end+100 {
+			t.Fatalf("after reopen [%d, %d)", l.LogStartOffset(), l.LogEndOffset())
+		}
+		if err := l.TruncateFullyAndStartAt(-1); err == nil {
+			t.Fatal("a negative start was accepted")
+		}
+	})
+}

@@ -256,3 +256,22 @@ func copyPrefix(dst, src vfs.File, size int64) error {
 	}
 	return nil
 }
+
+// TruncateFullyAndStartAt empties the log and restarts it at offset: log
+// start and log end become offset (Kafka's truncateFullyAndStartAt). A
+// follower whose log ends below the leader's log start does this before
+// it fetches from there. The new start is fsynced before any segment is
+// deleted.
+func (l *Log) TruncateFullyAndStartAt(offset int64) error {
+	if offset < 0 {
+		return fmt.Errorf("%w: restart at %d", ErrOffsetOutOfRange, offset)
+	}
+	l.appendMu.Lock()
+	defer l.appendMu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	l.syncMu.Lock()
+	defer l.syncMu.Unlock()
+	return l.restartAtLocked(offset)
+}

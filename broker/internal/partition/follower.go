@@ -126,3 +126,41 @@ func (p *Partition) followerCheck() error {
 	}
 	return nil
 }
+
+// StartAt empties a follower's log and restarts it at offset, the leader's
+// log start, when this log ends below it (Kafka's truncateFullyAndStartAt:
+// retention or DeleteRecords on the leader removed what the follower would
+// fetch next). The producer table starts empty and the high watermark at
+// offset. ErrNotFollower unless BecomeFollower was called.
+func (p *Partition) StartAt(offset int64) error {
+	p.appendMu.Lock()
+	defer p.appendMu.Unlock()
+	if err := p.followerCheck(); err != nil {
+		return err
+	}
+	if err := p.log.TruncateFullyAndStartAt(offset); err != nil {
+		return err
+	}
+	p.producers = producers{}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.hw = offset
+	p.mu.repl.durableEnd = offset
+	p.wakeAppendLocked()
+	return nil
+}
+
+// FollowLogStart moves a follower's log start up to the leader's (sent in
+// every fetch response), so records the leader deleted (DeleteRecords,
+// retention) are gone here too and do not come back if this replica
+// leads. It never moves past this log's end or backwards.
+func (p *Partition) FollowLogStart(leaderLogStart int64) error {
+	if err := p.followerCheck(); err != nil {
+		return err
+	}
+	to := min(leaderLogStart, p.log.LogEndOffset())
+	if to <= p.log.LogStartOffset() {
+		return nil
+	}
+	return p.log.DeleteRecords(to)
+}

@@ -389,8 +389,18 @@ func (fe *fetcher) fetch(ctx context.Context, br *kgo.Broker, parts map[tp]*foll
 			if rp.ErrorCode != 0 {
 				err := kerr.ErrorForCode(rp.ErrorCode)
 				if errors.Is(err, kerr.OffsetOutOfRange) {
-					// Our log end is outside the leader's log: check
-					// for divergence again.
+					if o := fp.p.Offsets(); rp.LogStartOffset > o.LogEnd {
+						// The leader deleted what we would fetch next:
+						// start over at its log start.
+						s.logger.Info("replica: restarting the log at the leader's log start", "topic", name, "partition", rp.Partition,
+							"log_end", o.LogEnd, "leader_log_start", rp.LogStartOffset)
+						if err := fp.p.StartAt(rp.LogStartOffset); err != nil {
+							s.logger.Error("replica: restart failed", "topic", name, "partition", rp.Partition, "err", err)
+						}
+						continue
+					}
+					// Our log end is past the leader's: check for
+					// divergence again.
 					fe.mu.Lock()
 					fp.truncated = false
 					fe.mu.Unlock()
@@ -405,6 +415,10 @@ func (fe *fetcher) fetch(ctx context.Context, br *kgo.Broker, parts map[tp]*foll
 				fp.truncated = false
 				fe.mu.Unlock()
 				fe.sitOut(fp, replicaBackoff)
+				continue
+			}
+			if err := fp.p.FollowLogStart(rp.LogStartOffset); err != nil {
+				s.logger.Warn("replica: moving the log start failed", "topic", name, "partition", rp.Partition, "err", err)
 			}
 		}
 	}
