@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -177,16 +175,7 @@ func clusterMetric(t *testing.T, c *brokertest.Cluster, name string) float64 {
 	t.Helper()
 	sum := 0.0
 	for _, b := range c.Running() {
-		for _, line := range strings.Split(scrape(t, b), "\n") {
-			if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
-				continue
-			}
-			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			if err != nil {
-				t.Fatalf("metric line %q: %v", line, err)
-			}
-			sum += v
-		}
+		sum += sumSamples(t, scrape(t, b), name)
 	}
 	return sum
 }
@@ -507,17 +496,36 @@ func TestClusterFollowersFollowLogStart(t *testing.T) {
 	c.Restart(behind)
 	adm = kadm.NewClient(clusterClient(t, c))
 	fullISR(t, ctx, adm, "d")
-	earliestOn := func(only int32) int64 {
+	// earliestOn makes node id the leader of d-0 (its replicas reordered
+	// to put it first, then a preferred election) and returns the log
+	// start it serves.
+	earliestOn := func(id int32) int64 {
 		t.Helper()
-		// Stop the two others: the remaining replica leads alone.
-		for _, id := range []int32{1, 2, 3} {
-			if id != only {
-				c.Node(id).Stop(t)
+		a := kadm.NewClient(clusterClient(t, c))
+		order := []int32{id}
+		for n := int32(1); n <= 3; n++ {
+			if n != id {
+				order = append(order, n)
 			}
 		}
-		a := kadm.NewClient(clusterClient(t, c))
+		re := kadm.AlterPartitionAssignmentsReq{}
+		re.Assign("d", 0, order)
+		if resp, err := a.AlterPartitionAssignments(ctx, re); err != nil || resp.Error() != nil {
+			t.Fatalf("reorder d-0: %v %v", err, resp.Error())
+		}
+		d0 := kadm.TopicsSet{}
+		d0.Add("d", 0)
 		var start int64 = -1
-		waitState(t, ctx, fmt.Sprintf("node %d leading d-0", only), func() (bool, string) {
+		waitState(t, ctx, fmt.Sprintf("node %d leading d-0", id), func() (bool, string) {
+			if res, err := a.ElectLeaders(ctx, kadm.ElectPreferredReplica, d0); err != nil {
+				return false, err.Error()
+			} else if r := res["d"][0]; r.Err != nil && !errors.Is(r.Err, kerr.ElectionNotNeeded) {
+				return false, r.Err.Error()
+			}
+			md, err := a.Metadata(ctx, "d")
+			if err != nil || md.Topics["d"].Partitions[0].Leader != id {
+				return false, fmt.Sprint(err)
+			}
 			st, err := a.ListStartOffsets(ctx, "d")
 			if err != nil {
 				return false, err.Error()
@@ -534,9 +542,6 @@ func TestClusterFollowersFollowLogStart(t *testing.T) {
 	if got := earliestOn(inSync); got != 40 {
 		t.Fatalf("the follower that was in sync starts at %d, want 40", got)
 	}
-	c.Restart(behind)
-	c.Restart(leader)
-	fullISR(t, ctx, kadm.NewClient(clusterClient(t, c)), "d")
 	if got := earliestOn(behind); got != 40 {
 		t.Fatalf("the follower that was behind the log start starts at %d, want 40", got)
 	}

@@ -1,11 +1,9 @@
 package broker_test
 
 import (
-	"bufio"
-	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -249,19 +247,19 @@ func consumeUntil(t *testing.T, b *brokertest.Broker, topic string, last int64) 
 // name whose labels include topic.
 func metric(t *testing.T, b *brokertest.Broker, name, topic string) float64 {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+b.HTTPAddr()+"/metrics", nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("scrape metrics: %v", err)
-	}
-	defer resp.Body.Close()
+	return sumSamples(t, scrape(t, b), name, `topic="`+topic+`"`)
+}
+
+// sumSamples sums the samples of metric name on a /metrics page whose
+// lines contain every one of labels (say `topic="t"`).
+func sumSamples(t *testing.T, page, name string, labels ...string) float64 {
+	t.Helper()
 	sum := 0.0
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") || !strings.Contains(line, `topic="`+topic+`"`) {
+	for _, line := range strings.Split(page, "\n") {
+		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		if slices.ContainsFunc(labels, func(l string) bool { return !strings.Contains(line, l) }) {
 			continue
 		}
 		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)

@@ -252,7 +252,9 @@ func (p *Partition) inSyncLocked(now time.Time) int {
 // produce: end is its LastOffset+1, after Commit). It returns nil then,
 // ErrNotEnoughReplicasAfterAppend when the ISR is smaller than
 // min.insync.replicas (checked first, as Kafka does, so a shrink that lets
-// the high watermark jump does not acknowledge a write fewer replicas hold),
+// the high watermark jump does not acknowledge a write fewer replicas hold)
+// or when, before end is reached, fewer ISR members than that are caught
+// up within replica.lag.time.max.ms (as CheckISR last saw it),
 // ErrNotLeader when this replica stopped leading (BecomeFollower, Close), or
 // ctx.Err(). It holds no lock while it waits.
 func (p *Partition) WaitReplicated(ctx context.Context, end int64) error {
@@ -269,6 +271,12 @@ func (p *Partition) WaitReplicated(ctx context.Context, end int64) error {
 		case len(r.isr) < r.minISR:
 			err = fmt.Errorf("%w: ISR %v, min.insync.replicas %d", ErrNotEnoughReplicasAfterAppend, r.isr, r.minISR)
 		case p.mu.hw >= end:
+		case r.lagMax > 0 && p.inSyncLocked(p.now()) < r.minISR:
+			// The ISR cannot shrink (no controller), but its followers
+			// stopped keeping up: the write will not be replicated in
+			// time, so say so now rather than at the request's timeout.
+			err = fmt.Errorf("%w: ISR %v has fewer than min.insync.replicas %d members caught up within replica.lag.time.max.ms",
+				ErrNotEnoughReplicasAfterAppend, r.isr, r.minISR)
 		default:
 			done = false
 		}
@@ -358,6 +366,9 @@ func (p *Partition) CheckISR(now time.Time, lagMax time.Duration) (shrink []int3
 	defer p.mu.Unlock()
 	r := &p.mu.repl
 	r.lagMax = lagMax
+	if r.role == roleLeader && p.inSyncLocked(now) < r.minISR {
+		p.signalLocked() // acks=all waiters give up (WaitReplicated)
+	}
 	if p.mu.closed || r.role != roleLeader || r.pending != nil {
 		return nil
 	}

@@ -236,6 +236,30 @@ func TestWaitReplicated(t *testing.T) {
 			}
 		})
 	})
+	t.Run("followers stop keeping up", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			now := t0
+			p := openReplica(t, vfs.NewMem(), "p", &now)
+			mustLead(t, p, st)
+			end := appendCommit(t, p, 3, -1).LastOffset + 1
+			ch := waitResult(t.Context(), p, end)
+			pending(t, ch)
+			// Within the lag time the write keeps waiting...
+			now = t0.Add(5 * time.Second)
+			p.CheckISR(now, 10*time.Second)
+			pending(t, ch)
+			// ...past it, with the ISR unchanged (no controller to
+			// shrink it), the write gives up.
+			now = t0.Add(11 * time.Second)
+			if shrink := p.CheckISR(now, 10*time.Second); shrink == nil {
+				t.Fatal("CheckISR proposed no shrink")
+			}
+			p.AbortISRChange()
+			if err := <-ch; !errors.Is(err, ErrNotEnoughReplicasAfterAppend) {
+				t.Fatalf("got %v, want ErrNotEnoughReplicasAfterAppend", err)
+			}
+		})
+	})
 	t.Run("shrink below min.insync.replicas", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			p, end := setup(t)

@@ -85,7 +85,27 @@ func (q *Quorum) Propose(ctx context.Context, recs ...metadata.Record) error {
 // Sync returns once every entry committed before it was called is applied
 // here: it commits an empty proposal and waits for it. The server calls it
 // at start so the image it serves from is current.
-func (q *Quorum) Sync(ctx context.Context) error { return q.Propose(ctx) }
+//
+// The entry is empty, so one lost with a leadership change (or not known
+// committed) is simply proposed again until ctx ends.
+func (q *Quorum) Sync(ctx context.Context) error {
+	for {
+		err := q.Propose(ctx)
+		if !errors.Is(err, ErrLeadershipLost) && !(errors.Is(err, ErrNotCommitted) && ctx.Err() == nil) {
+			return err
+		}
+		t := time.NewTimer(minRetryBackoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-q.closing:
+			t.Stop()
+			return ErrClosed
+		}
+	}
+}
 
 func (q *Quorum) proposeOnce(ctx context.Context, cmd []byte) (uint64, error) {
 	addr, id := q.raft.LeaderWithID()
