@@ -160,9 +160,10 @@ func requireCorrect(t testing.TB, h history) {
 // readBack reads every partition of topic with a fresh consumer
 // (read_uncommitted) from its log start offset to its high watermark as
 // ListOffsets gives them now. The final read reports the offsets that
-// went backwards as a consumer would.
-func readBack(ctx context.Context, seeds []string, topic string) ([]readRecord, []nonMonotonic, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ClientID("final-read"))
+// went backwards as a consumer would. Its clients are made with opts
+// besides their own.
+func readBack(ctx context.Context, seeds []string, topic string, opts ...kgo.Opt) ([]readRecord, []nonMonotonic, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID("final-read")}, opts...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -193,7 +194,7 @@ func readBack(ctx context.Context, seeds []string, topic string) ([]readRecord, 
 	if len(from) == 0 {
 		return nil, nil, nil
 	}
-	cs := newConsumerSet(ctx)
+	cs := newConsumerSet(ctx, opts...)
 	if err := cs.assign("final read", seeds, topic, from); err != nil {
 		cs.Stop()
 		return nil, nil, err

@@ -46,7 +46,8 @@ type consumeConfig struct {
 type consumerSet struct {
 	ctx    context.Context // ends the consumers
 	cancel context.CancelFunc
-	kinds  []string // what caughtUp waits for: each assigned consumer, each group
+	kinds  []string  // what caughtUp waits for: each assigned consumer, each group
+	opts   []kgo.Opt // every client's options besides its own
 	wg     sync.WaitGroup
 	mu     struct {
 		sync.Mutex
@@ -64,9 +65,10 @@ type consumerSet struct {
 
 // startConsumers starts cfg's consumers on topic: cfg.Assigned consumers
 // of every partition from the start, outside any group, and cfg.Members
-// members of cfg.Group. They read until Stop or until ctx ends.
-func startConsumers(ctx context.Context, seeds []string, topic string, cfg consumeConfig) (*consumerSet, error) {
-	cs := newConsumerSet(ctx)
+// members of cfg.Group, their clients made with opts besides their own.
+// They read until Stop or until ctx ends.
+func startConsumers(ctx context.Context, seeds []string, topic string, cfg consumeConfig, opts ...kgo.Opt) (*consumerSet, error) {
+	cs := newConsumerSet(ctx, opts...)
 	for i := range cfg.Assigned {
 		from := map[int32]kgo.Offset{}
 		for p := range cfg.Partitions {
@@ -86,8 +88,8 @@ func startConsumers(ctx context.Context, seeds []string, topic string, cfg consu
 	return cs, nil
 }
 
-func newConsumerSet(ctx context.Context) *consumerSet {
-	cs := &consumerSet{}
+func newConsumerSet(ctx context.Context, opts ...kgo.Opt) *consumerSet {
+	cs := &consumerSet{opts: opts}
 	cs.ctx, cs.cancel = context.WithCancel(ctx)
 	cs.mu.next = map[string]map[int32]int64{}
 	cs.mu.high = map[string]map[int32]int64{}
@@ -95,14 +97,14 @@ func newConsumerSet(ctx context.Context) *consumerSet {
 }
 
 // consumerOpts are every consumer's client options.
-func consumerOpts(seeds []string, name string) []kgo.Opt {
-	return []kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(name), kgo.MetadataMinAge(250 * time.Millisecond)}
+func (cs *consumerSet) consumerOpts(seeds []string, name string) []kgo.Opt {
+	return append([]kgo.Opt{kgo.SeedBrokers(seeds...), kgo.ClientID(name), kgo.MetadataMinAge(250 * time.Millisecond)}, cs.opts...)
 }
 
 // assign adds consumer name of the partitions of from, starting at its
 // offsets, outside any group: one session for the client's life.
 func (cs *consumerSet) assign(name string, seeds []string, topic string, from map[int32]kgo.Offset) error {
-	cl, err := kgo.NewClient(append(consumerOpts(seeds, name),
+	cl, err := kgo.NewClient(append(cs.consumerOpts(seeds, name),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}))...)
 	if err != nil {
 		return err
@@ -117,7 +119,7 @@ func (cs *consumerSet) assign(name string, seeds []string, topic string, from ma
 // autocommit) and get rebalances only between polls, so each assignment
 // is a session whose offsets must increase.
 func (cs *consumerSet) join(name string, seeds []string, topic, group string) error {
-	cl, err := kgo.NewClient(append(consumerOpts(seeds, name),
+	cl, err := kgo.NewClient(append(cs.consumerOpts(seeds, name),
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.AutoCommitInterval(500*time.Millisecond),

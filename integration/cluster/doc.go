@@ -13,6 +13,11 @@
 //     Stop and Restart act on one node; Restart reuses its ports and dir.
 //     withKafkaProxies puts a fault proxy in front of each node's Kafka
 //     listener and advertises it, so a test can cut a node off.
+//   - isolate_test.go: withQuorumProxies gives each node's Raft a proxy
+//     per peer (per-node controller.quorum.voters), withDirectClients
+//     lets the test's clients go around the Kafka proxies (directTo), and
+//     Isolate/Rejoin cut a node off from the replicas and the quorum while
+//     clients still reach it.
 //   - faultproxy_test.go: a TCP proxy between a client and a target that
 //     can Cut (close and refuse), Blackhole (stall, drop bytes) and Heal.
 //   - workload_test.go: k idempotent acks=all producers writing numbered

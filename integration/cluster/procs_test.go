@@ -41,9 +41,13 @@ type Node struct {
 	Advertised     string      // what clients dial: Proxy's address, or Addr
 	Proxy          *faultProxy // in front of Addr, with withKafkaProxies; else nil
 	ControllerAddr string      // its controller.quorum.voters address (n > 1 only)
-	HTTPAddr       string      // /metrics, /healthz, /readyz
-	Dir            string      // log.dirs
-	LogPath        string      // stdout and stderr of every run, appended
+	// QuorumProxies, with withQuorumProxies: per peer id, the proxy this
+	// node's Raft dials that peer through (in front of the peer's
+	// ControllerAddr); this node's controller.quorum.voters names them.
+	QuorumProxies map[int32]*faultProxy
+	HTTPAddr      string // /metrics, /healthz, /readyz
+	Dir           string // log.dirs
+	LogPath       string // stdout and stderr of every run, appended
 
 	proc *process // nil while not running; guarded by Cluster.mu
 	runs int      // processes started so far
@@ -59,12 +63,14 @@ type process struct {
 // Cluster is n `runnel broker` processes on loopback. Its methods are for
 // the test goroutine; Seeds and Running may be called from any goroutine.
 type Cluster struct {
-	t        testing.TB
-	settings map[string]string
-	voters   string // controller.quorum.voters, "" for one node
-	proxied  bool   // withKafkaProxies
-	nodes    []*Node
-	mu       sync.Mutex // guards every Node's proc
+	t             testing.TB
+	settings      map[string]string
+	voters        map[int32]string // controller.quorum.voters per node; none for one node
+	proxied       bool             // withKafkaProxies
+	quorumProxied bool             // withQuorumProxies
+	direct        bool             // withDirectClients
+	nodes         []*Node
+	mu            sync.Mutex // guards every Node's proc
 }
 
 // clusterOption changes how startCluster runs its nodes.
@@ -151,7 +157,6 @@ func (c *Cluster) assignPorts() error {
 		lns = append(lns, ln)
 		return ln.Addr().String(), nil
 	}
-	var voters []string
 	for _, nd := range c.nodes {
 		for _, addr := range []*string{&nd.Addr, &nd.ControllerAddr, &nd.HTTPAddr} {
 			a, err := pick()
@@ -160,7 +165,6 @@ func (c *Cluster) assignPorts() error {
 			}
 			*addr = a
 		}
-		voters = append(voters, fmt.Sprintf("%d@%s", nd.ID, nd.ControllerAddr))
 		nd.Advertised = nd.Addr
 		if c.proxied {
 			if nd.Proxy != nil {
@@ -170,10 +174,37 @@ func (c *Cluster) assignPorts() error {
 			nd.Advertised = nd.Proxy.Addr()
 		}
 	}
+	c.voters = map[int32]string{}
 	if len(c.nodes) > 1 {
-		c.voters = strings.Join(voters, ",")
+		for _, nd := range c.nodes {
+			c.voters[nd.ID] = c.votersOf(nd)
+		}
 	}
 	return nil
+}
+
+// votersOf is nd's controller.quorum.voters: every node's controller
+// address, or with withQuorumProxies, for every peer a new proxy from nd
+// to it (closing those of a previous try).
+func (c *Cluster) votersOf(nd *Node) string {
+	for _, px := range nd.QuorumProxies {
+		px.Close()
+	}
+	nd.QuorumProxies = nil
+	var voters []string
+	for _, peer := range c.nodes {
+		addr := peer.ControllerAddr
+		if c.quorumProxied && peer != nd {
+			if nd.QuorumProxies == nil {
+				nd.QuorumProxies = map[int32]*faultProxy{}
+			}
+			px := startFaultProxy(c.t, peer.ControllerAddr)
+			nd.QuorumProxies[peer.ID] = px
+			addr = px.Addr()
+		}
+		voters = append(voters, fmt.Sprintf("%d@%s", peer.ID, addr))
+	}
+	return strings.Join(voters, ",")
 }
 
 // args is the command line of a node.
@@ -187,8 +218,8 @@ func (c *Cluster) args(nd *Node) []string {
 	if c.proxied {
 		args = append(args, "--advertised.listeners=PLAINTEXT://"+nd.Advertised)
 	}
-	if c.voters != "" {
-		args = append(args, "--controller.quorum.voters="+c.voters)
+	if v := c.voters[nd.ID]; v != "" {
+		args = append(args, "--controller.quorum.voters="+v)
 	}
 	keys := make([]string, 0, len(c.settings))
 	for k := range c.settings {

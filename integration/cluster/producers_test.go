@@ -30,6 +30,16 @@ type ackedRecord struct {
 	At        time.Time // when the acknowledgement arrived
 }
 
+// batchAck is a batch a node acknowledged (kgo's OnProduceBatchWritten
+// hook): which node answered, for which partition, how many records, and
+// when the hook ran (just after the records' promises).
+type batchAck struct {
+	Node      int32
+	Partition int32
+	Records   int
+	At        time.Time
+}
+
 // failedRecord is a record whose produce failed: it may or may not be
 // stored, but not twice.
 type failedRecord struct {
@@ -58,20 +68,22 @@ type producerSet struct {
 	wg    sync.WaitGroup
 	mu    struct {
 		sync.Mutex
-		sent   int
-		acked  []ackedRecord
-		failed []failedRecord
-		errs   []error // client creation errors
+		sent    int
+		acked   []ackedRecord
+		batches []batchAck
+		failed  []failedRecord
+		errs    []error // client creation errors
 	}
 }
 
 // flushTimeout bounds the wait for buffered records at Stop.
 const flushTimeout = 30 * time.Second
 
-// startProducers starts k producers (ids 0..k-1) on topic. They stop
-// after lim.Records each, at Stop, or when ctx ends (which fails what is
+// startProducers starts k producers (ids 0..k-1) on topic, their clients
+// made with opts besides their own (a kgo.Dialer ...). They stop after
+// lim.Records each, at Stop, or when ctx ends (which fails what is
 // buffered).
-func startProducers(ctx context.Context, seeds []string, topic string, k int, lim produceLimits) *producerSet {
+func startProducers(ctx context.Context, seeds []string, topic string, k int, lim produceLimits, opts ...kgo.Opt) *producerSet {
 	if lim.MaxBuffered == 0 {
 		lim.MaxBuffered = 100
 	}
@@ -83,14 +95,14 @@ func startProducers(ctx context.Context, seeds []string, topic string, k int, li
 		ps.wg.Add(1)
 		go func() {
 			defer ps.wg.Done()
-			ps.run(ctx, seeds, id, lim)
+			ps.run(ctx, seeds, id, lim, opts)
 		}()
 	}
 	return ps
 }
 
-func (ps *producerSet) run(ctx context.Context, seeds []string, id int, lim produceLimits) {
-	cl, err := kgo.NewClient(
+func (ps *producerSet) run(ctx context.Context, seeds []string, id int, lim produceLimits, opts []kgo.Opt) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(seeds...),
 		kgo.ClientID(fmt.Sprintf("producer-%d", id)),
 		kgo.DefaultProduceTopic(ps.topic),
@@ -98,8 +110,9 @@ func (ps *producerSet) run(ctx context.Context, seeds []string, id int, lim prod
 		kgo.MaxBufferedRecords(lim.MaxBuffered),
 		kgo.RecordDeliveryTimeout(lim.Delivery),
 		// Find a new leader soon after an error rather than after 5 s.
-		kgo.MetadataMinAge(250*time.Millisecond),
-	)
+		kgo.MetadataMinAge(250 * time.Millisecond),
+		kgo.WithHooks(batchHook{ps}),
+	}, opts...)...)
 	if err != nil {
 		ps.mu.Lock()
 		ps.mu.errs = append(ps.mu.errs, err)
@@ -153,6 +166,18 @@ func (ps *producerSet) promise(r *kgo.Record, err error) {
 	ps.mu.acked = append(ps.mu.acked, ackedRecord{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Value: string(r.Value), At: now})
 }
 
+// batchHook records the node that acknowledged each batch.
+type batchHook struct{ ps *producerSet }
+
+var _ kgo.HookProduceBatchWritten = batchHook{}
+
+func (h batchHook) OnProduceBatchWritten(meta kgo.BrokerMetadata, _ string, partition int32, m kgo.ProduceBatchMetrics) {
+	now := time.Now()
+	h.ps.mu.Lock()
+	defer h.ps.mu.Unlock()
+	h.ps.mu.batches = append(h.ps.mu.batches, batchAck{Node: meta.NodeID, Partition: partition, Records: m.NumRecords, At: now})
+}
+
 // Stop ends production, waits up to flushTimeout for buffered records and
 // returns once every producer is closed (every promise called). It is
 // idempotent.
@@ -166,6 +191,14 @@ func (ps *producerSet) Acked() []ackedRecord {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	return slices.Clone(ps.mu.acked)
+}
+
+// Batches returns the acknowledged batches so far, with the node that
+// acknowledged each.
+func (ps *producerSet) Batches() []batchAck {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return slices.Clone(ps.mu.batches)
 }
 
 // Failed returns the failed records so far.
@@ -210,13 +243,39 @@ func (ps *producerSet) failoverTimes(event time.Time, partitions []int32) failov
 	first := map[int32]time.Time{}
 	ps.mu.Lock()
 	for _, a := range ps.mu.acked {
-		if a.At.After(event) {
-			if t, ok := first[a.Partition]; !ok || a.At.Before(t) {
-				first[a.Partition] = a.At
-			}
+		firstAfter(first, event, a.Partition, a.At)
+	}
+	ps.mu.Unlock()
+	return failoverOf(event, partitions, first)
+}
+
+// failoverAway is failoverTimes counting only the batches a node other
+// than from acknowledged (from, cut off at event, may still have answered
+// just after it).
+func (ps *producerSet) failoverAway(event time.Time, partitions []int32, from int32) failover {
+	first := map[int32]time.Time{}
+	ps.mu.Lock()
+	for _, b := range ps.mu.batches {
+		if b.Node != from {
+			firstAfter(first, event, b.Partition, b.At)
 		}
 	}
 	ps.mu.Unlock()
+	return failoverOf(event, partitions, first)
+}
+
+// firstAfter keeps in first, per partition, the earliest time after event.
+func firstAfter(first map[int32]time.Time, event time.Time, partition int32, at time.Time) {
+	if at.After(event) {
+		if t, ok := first[partition]; !ok || at.Before(t) {
+			first[partition] = at
+		}
+	}
+}
+
+// failoverOf summarizes, for each of partitions, the time from event to
+// its first acknowledgement after it.
+func failoverOf(event time.Time, partitions []int32, first map[int32]time.Time) failover {
 	f := failover{Per: map[int32]time.Duration{}}
 	var ds []time.Duration
 	for _, p := range partitions {

@@ -37,15 +37,16 @@ func rf3Settings() map[string]string {
 	}
 }
 
-// startRF3 starts a three-node cluster with rf3Settings and creates topic
-// with RF=3 and min.insync.replicas=2, waiting for a full ISR.
-func startRF3(t *testing.T, ctx context.Context, topic string, partitions int32) *Cluster {
+// startRF3 starts a three-node cluster with rf3Settings (and opts) and
+// creates topic with RF=3 and min.insync.replicas=2, waiting for a full
+// ISR.
+func startRF3(t *testing.T, ctx context.Context, topic string, partitions int32, opts ...clusterOption) *Cluster {
 	t.Helper()
 	set := rf3Settings()
 	if os.Getenv("RUNNEL_DEBUG") != "" { // the brokers log at debug level
 		set["log-level"] = "debug"
 	}
-	c := startCluster(t, 3, set)
+	c := startCluster(t, 3, set, opts...)
 	if dir := os.Getenv("RUNNEL_KEEP_LOGS"); dir != "" { // copy the node logs there, passed or not
 		t.Cleanup(func() {
 			for _, nd := range c.nodes {
@@ -71,7 +72,7 @@ func (p partState) String() string {
 
 // partitionStates asks the running nodes for topic's partitions.
 func (c *Cluster) partitionStates(ctx context.Context, topic string) (map[int32]partState, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Seeds()...), kgo.ClientID("state"))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Seeds()...), kgo.ClientID("state")}, c.clientOpts()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -198,8 +199,9 @@ func combine(fs ...failover) failover {
 }
 
 // finishRF3 stops the producers, waits for the consumers to read up to the
-// high watermarks, reads the topic back and checks the whole history.
-func finishRF3(t *testing.T, ctx context.Context, c *Cluster, topic string, ps *producerSet, cs *consumerSet) {
+// high watermarks, reads the topic back and checks the whole history. It
+// returns the final read.
+func finishRF3(t *testing.T, ctx context.Context, c *Cluster, topic string, ps *producerSet, cs *consumerSet) []readRecord {
 	t.Helper()
 	ps.Stop()
 	ends := c.endOffsets(ctx, topic)
@@ -207,7 +209,7 @@ func finishRF3(t *testing.T, ctx context.Context, c *Cluster, topic string, ps *
 	cs.Stop()
 	rctx, cancel := context.WithTimeout(ctx, stepTimeout)
 	defer cancel()
-	final, finalBackwards, err := readBack(rctx, c.Seeds(), topic)
+	final, finalBackwards, err := readBack(rctx, c.Seeds(), topic, c.clientOpts()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,6 +228,7 @@ func finishRF3(t *testing.T, ctx context.Context, c *Cluster, topic string, ps *
 	if failed > 0 {
 		t.Logf("failures by error: %v", failuresByError(ps.Failed()))
 	}
+	return final
 }
 
 // failuresByError counts failed records by error text.
@@ -242,9 +245,9 @@ func failuresByError(fs []failedRecord) map[string]int {
 // partition.
 func rf3Workload(t *testing.T, ctx context.Context, c *Cluster, topic string, partitions int32) (*producerSet, *consumerSet) {
 	t.Helper()
-	ps := startProducers(ctx, c.Seeds(), topic, 4, produceLimits{Interval: 10 * time.Millisecond})
+	ps := startProducers(ctx, c.Seeds(), topic, 4, produceLimits{Interval: 10 * time.Millisecond}, c.clientOpts()...)
 	t.Cleanup(ps.Stop)
-	cs, err := startConsumers(ctx, c.Seeds(), topic, consumeConfig{Partitions: partitions, Assigned: 1})
+	cs, err := startConsumers(ctx, c.Seeds(), topic, consumeConfig{Partitions: partitions, Assigned: 1}, c.clientOpts()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // closed when the test ends.
 func (c *Cluster) admin(opts ...kgo.Opt) *kadm.Client {
 	c.t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.Seeds()...)}, opts...)...)
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{kgo.SeedBrokers(c.Seeds()...)}, c.clientOpts()...), opts...)...)
 	if err != nil {
 		c.t.Fatal(err)
 	}
