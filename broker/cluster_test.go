@@ -546,3 +546,41 @@ func TestClusterFollowersFollowLogStart(t *testing.T) {
 		t.Fatalf("the follower that was behind the log start starts at %d, want 40", got)
 	}
 }
+
+// TestClusterAutoLeaderRebalance: with auto.leader.rebalance.enable, a
+// preferred replica that stopped and returned gets its leadership back
+// from the controller alone, at the next imbalance check.
+func TestClusterAutoLeaderRebalance(t *testing.T) {
+	c := brokertest.StartCluster(t, 3, map[string]string{
+		"auto.leader.rebalance.enable":            "true",
+		"leader.imbalance.check.interval.seconds": "1",
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(clusterClient(t, c))
+	if _, err := adm.CreateTopic(ctx, 3, 3, nil, "b"); err != nil {
+		t.Fatal(err)
+	}
+	fullISR(t, ctx, adm, "b")
+	md, err := adm.Metadata(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pref := md.Topics["b"].Partitions[0].Replicas[0]
+	c.Node(pref).Stop(t)
+	adm = kadm.NewClient(clusterClient(t, c))
+	waitState(t, ctx, "another leader of b-0", func() (bool, string) {
+		md, err := adm.Metadata(ctx, "b")
+		if err != nil {
+			return false, err.Error()
+		}
+		l := md.Topics["b"].Partitions[0].Leader
+		return l >= 0 && l != pref, fmt.Sprint(l)
+	})
+	c.Restart(pref)
+	adm = kadm.NewClient(clusterClient(t, c))
+	waitState(t, ctx, "the preferred replica leading b-0 again", func() (bool, string) {
+		leaders := fullISR(t, ctx, adm, "b")
+		return leaders[0] == pref, fmt.Sprintf("leader %d, preferred %d", leaders[0], pref)
+	})
+}
