@@ -88,7 +88,7 @@ type Server struct {
 }
 
 // controlledShutdownTimeout bounds how long Close waits for the controller
-// to move leadership away (with no quorum there is no controller to ask).
+// to move leadership away (at most broker.session.timeout.ms too).
 const controlledShutdownTimeout = 5 * time.Second
 
 // tp names a partition.
@@ -401,11 +401,18 @@ func (s *Server) Close() error {
 	s.stopOnce.Do(func() {
 		// Leadership moves away first, while clients can still reach
 		// this node and learn where to go.
-		ctx, cancel := context.WithTimeout(s.bg, controlledShutdownTimeout)
-		if err := s.controlledShutdown(ctx); err != nil {
-			s.logger.Warn("stopping without a controlled shutdown", "err", err)
+		// Without a quorum leader there is no controller to ask; and past
+		// the session timeout the controller fences this node anyway.
+		if _, _, ok := s.meta.Leader(); ok {
+			wait := min(controlledShutdownTimeout, time.Duration(s.cfg.BrokerSessionTimeoutMs)*time.Millisecond)
+			ctx, cancel := context.WithTimeout(s.bg, wait)
+			if err := s.controlledShutdown(ctx); err != nil {
+				s.logger.Warn("stopping without a controlled shutdown", "err", err)
+			}
+			cancel()
+		} else {
+			s.logger.Warn("stopping without a controlled shutdown: no controller (the metadata quorum has no leader)")
 		}
-		cancel()
 		close(s.stop)
 		s.bgCancel()
 		s.stopController()
