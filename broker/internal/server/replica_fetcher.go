@@ -57,6 +57,8 @@ type fetcher struct {
 	mu struct {
 		sync.Mutex
 		parts map[tp]*followed
+		// endPoll cancels the Fetch in flight (nil when none).
+		endPoll context.CancelFunc
 	}
 }
 
@@ -157,6 +159,12 @@ func (fe *fetcher) set(t tp, p *partition.Partition, topicID [16]byte, epoch int
 	cur := fe.mu.parts[t]
 	if cur == nil || cur.p != p || cur.epoch != epoch {
 		fe.mu.parts[t] = &followed{p: p, topicID: topicID, epoch: epoch}
+		// A long poll in flight does not name it: end the poll, so the
+		// partition does not wait up to replica.fetch.wait.max.ms.
+		if fe.mu.endPoll != nil {
+			fe.mu.endPoll()
+			fe.mu.endPoll = nil
+		}
 	}
 	fe.mu.Unlock()
 	select {
@@ -364,8 +372,19 @@ func (fe *fetcher) fetch(ctx context.Context, br *kgo.Broker, parts map[tp]*foll
 	if len(sent) == 0 {
 		return nil
 	}
-	kresp, err := br.Request(ctx, req)
+	pctx, endPoll := context.WithCancel(ctx)
+	fe.mu.Lock()
+	fe.mu.endPoll = endPoll
+	fe.mu.Unlock()
+	kresp, err := br.Request(pctx, req)
+	fe.mu.Lock()
+	fe.mu.endPoll = nil
+	fe.mu.Unlock()
+	endPoll()
 	if err != nil {
+		if pctx.Err() != nil && ctx.Err() == nil {
+			return nil // ended for a partition added meanwhile: fetch again
+		}
 		return err
 	}
 	resp := kresp.(*kmsg.FetchResponse)
