@@ -388,3 +388,106 @@ func TestClusterFollowersFollowLogStart(t *testing.T) {
 		t.Fatalf("the follower that was behind the log start starts at %d, want 40", got)
 	}
 }
+
+// TestClusterWaitingJoinAnsweredWhenCoordinatorMoves: a JoinGroup waiting
+// for the rest of its group is answered NOT_COORDINATOR as soon as its
+// node stops leading the group's __consumer_offsets partition, not after
+// the rebalance timeout, so the client finds the new coordinator at once.
+func TestClusterWaitingJoinAnsweredWhenCoordinatorMoves(t *testing.T) {
+	c := brokertest.StartCluster(t, 3, map[string]string{
+		"offsets.topic.replication.factor": "3", "offsets.topic.num.partitions": "1",
+		"group.initial.rebalance.delay.ms": "0", "auto.leader.rebalance.enable": "false",
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(clusterClient(t, c))
+	co := adm.FindGroupCoordinators(ctx, "g")["g"]
+	if co.Err != nil {
+		t.Fatal(co.Err)
+	}
+	fullISR(t, ctx, adm, "__consumer_offsets")
+	cl := clusterClient(t, c)
+	coord := cl.Broker(int(co.NodeID))
+	join := func(member string) *kmsg.JoinGroupResponse {
+		t.Helper()
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group, req.MemberID, req.ProtocolType = "g", member, "consumer"
+		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 30000, 60000
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name, p.Metadata = "range", []byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+		req.Protocols = append(req.Protocols, p)
+		resp, err := req.RequestWith(ctx, coord)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	// memberID asks for a member id (KIP-394); the coordinator may not
+	// have applied the offsets topic's creation yet: NOT_COORDINATOR is
+	// asked again, as clients do.
+	memberID := func() string {
+		t.Helper()
+		var id string
+		waitState(t, ctx, "a member id", func() (bool, string) {
+			req := kmsg.NewPtrJoinGroupRequest()
+			req.Group, req.ProtocolType = "g", "consumer"
+			req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 30000, 60000
+			p := kmsg.NewJoinGroupRequestProtocol()
+			p.Name = "range"
+			req.Protocols = append(req.Protocols, p)
+			resp, err := req.RequestWith(ctx, coord)
+			if err != nil || resp.ErrorCode != kerr.MemberIDRequired.Code {
+				return false, fmt.Sprint(err, resp)
+			}
+			id = resp.MemberID
+			return true, ""
+		})
+		return id
+	}
+	a := memberID()
+	ja := join(a)
+	if ja == nil || ja.ErrorCode != 0 {
+		t.Fatalf("member a joins: %+v", ja)
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.Generation, sync.MemberID = "g", ja.Generation, a
+	if resp, err := sync.RequestWith(ctx, coord); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("member a syncs: %v %v", err, resp)
+	}
+	// b joins: the group waits up to 60 s for a to join again.
+	b := memberID()
+	answered := make(chan *kmsg.JoinGroupResponse, 1)
+	go func() { answered <- join(b) }()
+	// Move the partition's leadership away from the coordinator.
+	md, err := adm.Metadata(ctx, "__consumer_offsets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := []int32{}
+	for _, r := range md.Topics["__consumer_offsets"].Partitions[0].Replicas {
+		if r != co.NodeID {
+			order = append(order, r)
+		}
+	}
+	order = append(order, co.NodeID)
+	re := kadm.AlterPartitionAssignmentsReq{}
+	re.Assign("__consumer_offsets", 0, order)
+	if resp, err := adm.AlterPartitionAssignments(ctx, re); err != nil || resp.Error() != nil {
+		t.Fatalf("reorder: %v %v", err, resp.Error())
+	}
+	set := kadm.TopicsSet{}
+	set.Add("__consumer_offsets", 0)
+	moved := time.Now()
+	if res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, set); err != nil || res["__consumer_offsets"][0].Err != nil {
+		t.Fatalf("elect: %v %+v", err, res)
+	}
+	select {
+	case resp := <-answered:
+		if resp == nil || resp.ErrorCode != kerr.NotCoordinator.Code {
+			t.Fatalf("the waiting JoinGroup got %+v, want NOT_COORDINATOR", resp)
+		}
+		t.Logf("answered NOT_COORDINATOR %v after the leadership moved", time.Since(moved).Round(time.Millisecond))
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiting JoinGroup was not answered within 20 s of the move (its rebalance timeout is 60 s)")
+	}
+}

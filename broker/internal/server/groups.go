@@ -56,6 +56,9 @@ type groupShard struct {
 	part *partition.Partition
 	// epoch is the leader epoch of part the shard was loaded in.
 	epoch int32
+	// dropped closes when the shard stops being this node's (drop).
+	dropped  chan struct{}
+	dropOnce sync.Once
 	mu    struct {
 		sync.Mutex
 		core    *group.Coordinator
@@ -172,19 +175,24 @@ func (gc *groupCoordinator) topic(ctx context.Context) (*metadata.Topic, error) 
 func (gc *groupCoordinator) currentLocked(i int) (*groupShard, error) {
 	s := gc.s
 	p := s.partition(offsetsTopic, int32(i))
-	if p == nil {
-		gc.mu.shards[i] = nil
-		return nil, kafkaErr(kerr.NotCoordinator, "%s-%d is not hosted here", offsetsTopic, i)
+	leader, epoch := false, int32(0)
+	if p != nil {
+		leader, epoch = p.Role()
 	}
-	leader, epoch := p.Role()
 	if !leader {
-		gc.mu.shards[i] = nil
+		if old := gc.mu.shards[i]; old != nil {
+			old.drop()
+			gc.mu.shards[i] = nil
+		}
 		return nil, kafkaErr(kerr.NotCoordinator, "this node does not lead %s-%d", offsetsTopic, i)
 	}
 	if sh := gc.mu.shards[i]; sh != nil && sh.part == p && sh.epoch == epoch {
 		return sh, nil
 	}
-	sh := &groupShard{gc: gc, part: p, epoch: epoch}
+	if old := gc.mu.shards[i]; old != nil {
+		old.drop()
+	}
+	sh := &groupShard{gc: gc, part: p, epoch: epoch, dropped: make(chan struct{})}
 	sh.mu.core = group.New(s.groupConfig())
 	sh.mu.waiters = map[group.Waiter]chan kmsg.Response{}
 	if err := sh.load(s.now()); err != nil {
@@ -210,6 +218,7 @@ func (gc *groupCoordinator) loaded() []*groupShard {
 			continue
 		}
 		if leader, epoch := sh.part.Role(); !leader || epoch != sh.epoch || gc.s.partition(offsetsTopic, int32(i)) != sh.part {
+			sh.drop()
 			gc.mu.shards[i] = nil
 			continue
 		}
@@ -241,7 +250,7 @@ func (gc *groupCoordinator) peek(groupID string) (*groupShard, error) {
 	if t := gc.s.meta.Image().Topic(offsetsTopic); t != nil {
 		return gc.shard(groupID)
 	}
-	sh := &groupShard{gc: gc}
+	sh := &groupShard{gc: gc, dropped: make(chan struct{})}
 	sh.mu.core = group.New(gc.s.groupConfig())
 	sh.mu.waiters = map[group.Waiter]chan kmsg.Response{}
 	return sh, nil
@@ -422,8 +431,41 @@ func (gc *groupCoordinator) await(c *conn, r *request, p pending, w group.Waiter
 		case <-c.closing():
 			p.sh.forget(w)
 			return nil
+		case <-p.sh.dropped:
+			// This node no longer coordinates the group: the client
+			// finds the new coordinator and joins again there.
+			select {
+			case resp := <-ch:
+				return resp
+			default:
+			}
+			p.sh.forget(w)
+			return notCoordinator(r.kreq)
 		}
 	}
+}
+
+// notCoordinator answers a waiting JoinGroup or SyncGroup whose shard was
+// dropped with NOT_COORDINATOR.
+func notCoordinator(req kmsg.Request) kmsg.Response {
+	switch req := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.Generation, resp.MemberID = kerr.NotCoordinator.Code, -1, req.MemberID
+		return resp
+	case *kmsg.SyncGroupRequest:
+		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = kerr.NotCoordinator.Code
+		return resp
+	}
+	return nil
+}
+
+// drop marks the shard as no longer this node's (its partition's
+// leadership moved or changed epoch): requests waiting in it are answered
+// NOT_COORDINATOR. Idempotent.
+func (sh *groupShard) drop() {
+	sh.dropOnce.Do(func() { close(sh.dropped) })
 }
 
 func (gc *groupCoordinator) newWaiter() group.Waiter { return group.Waiter(gc.nextWaiter.Add(1)) }
