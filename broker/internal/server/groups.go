@@ -59,7 +59,7 @@ type groupShard struct {
 	// dropped closes when the shard stops being this node's (drop).
 	dropped  chan struct{}
 	dropOnce sync.Once
-	mu    struct {
+	mu       struct {
 		sync.Mutex
 		core    *group.Coordinator
 		waiters map[group.Waiter]chan kmsg.Response
