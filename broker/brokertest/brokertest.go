@@ -1,17 +1,11 @@
-// Package brokertest starts Runnel brokers for tests: on a free loopback
-// port, with a temporary data directory, closed when the test ends. Start
-// starts one node; StartCluster starts N nodes in this process that form
-// one cluster over a Raft quorum on loopback.
 package brokertest
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"maps"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -104,16 +98,16 @@ type Cluster struct {
 func StartCluster(t testing.TB, n int, settings ...map[string]string) *Cluster {
 	t.Helper()
 	lns := make([]net.Listener, n)
-	var voters []string
+	c := &Cluster{t: t, Brokers: make([]*Broker, n)}
 	for i := range lns {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatalf("brokertest: controller listener: %v", err)
 		}
 		lns[i] = ln
-		voters = append(voters, fmt.Sprintf("%d@%s", i+1, ln.Addr()))
+		c.ctrlAddr = append(c.ctrlAddr, ln.Addr().String())
 	}
-	c := &Cluster{Voters: strings.Join(voters, ","), t: t, Brokers: make([]*Broker, n)}
+	c.Voters = VotersOf(c.ctrlAddr)
 	c.Settings = map[string]string{
 		"controller.quorum.election.timeout.ms": "300",
 		"controller.quorum.fetch.timeout.ms":    "300",
@@ -124,9 +118,6 @@ func StartCluster(t testing.TB, n int, settings ...map[string]string) *Cluster {
 	}
 	for _, m := range settings {
 		maps.Copy(c.Settings, m)
-	}
-	for _, ln := range lns {
-		c.ctrlAddr = append(c.ctrlAddr, ln.Addr().String())
 	}
 	// Each node waits in New for a quorum: start them together.
 	var wg sync.WaitGroup
