@@ -77,6 +77,19 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// quickFailover are the settings StartCluster starts from: short quorum
+// and session timeouts keep failover tests quick.
+func quickFailover() map[string]string {
+	return map[string]string{
+		"controller.quorum.election.timeout.ms": "300",
+		"controller.quorum.fetch.timeout.ms":    "300",
+		"broker.session.timeout.ms":             "2000",
+		"broker.heartbeat.interval.ms":          "200",
+		"replica.lag.time.max.ms":               "2000",
+		"replica.fetch.wait.max.ms":             "100",
+	}
+}
+
 // Cluster is an in-process cluster of brokers started for a test, every
 // node a voter of the metadata quorum (combined mode, Kafka's default).
 type Cluster struct {
@@ -108,14 +121,7 @@ func StartCluster(t testing.TB, n int, settings ...map[string]string) *Cluster {
 		c.ctrlAddr = append(c.ctrlAddr, ln.Addr().String())
 	}
 	c.Voters = VotersOf(c.ctrlAddr)
-	c.Settings = map[string]string{
-		"controller.quorum.election.timeout.ms": "300",
-		"controller.quorum.fetch.timeout.ms":    "300",
-		"broker.session.timeout.ms":             "2000",
-		"broker.heartbeat.interval.ms":          "200",
-		"replica.lag.time.max.ms":               "2000",
-		"replica.fetch.wait.max.ms":             "100",
-	}
+	c.Settings = quickFailover()
 	for _, m := range settings {
 		maps.Copy(c.Settings, m)
 	}

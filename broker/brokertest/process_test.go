@@ -15,21 +15,11 @@ import (
 
 func TestMain(m *testing.M) { Main(m) }
 
-// quickFailover are settings that keep a process cluster's failover short.
-var quickFailover = map[string]string{
-	"controller.quorum.election.timeout.ms": "300",
-	"controller.quorum.fetch.timeout.ms":    "300",
-	"broker.session.timeout.ms":             "1500",
-	"broker.heartbeat.interval.ms":          "200",
-	"replica.lag.time.max.ms":               "1500",
-	"replica.fetch.wait.max.ms":             "100",
-}
-
 // The harness on its own: three processes start on distinct ports, stop
 // cleanly on SIGTERM, die on SIGKILL and come back on the same ports, also
 // when a port is taken for a while.
 func TestProcessesStopKillRestart(t *testing.T) {
-	c := StartProcesses(t, ProcessOptions{Binary: BuildRunnel(t), Nodes: 3, Settings: quickFailover})
+	c := StartProcesses(t, ProcessOptions{Binary: BuildRunnel(t), Nodes: 3, Settings: quickFailover()})
 	var ports []string
 	for _, nd := range c.Nodes {
 		ports = append(ports, nd.Addr, nd.ControllerAddr, nd.HTTPAddr)
@@ -83,7 +73,7 @@ func TestProcessesKillLeaderKeepsAcknowledged(t *testing.T) {
 	const topic, perPhase = "kill", 300
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := StartProcesses(t, ProcessOptions{Binary: BuildRunnel(t), Nodes: 3, Settings: quickFailover})
+	c := StartProcesses(t, ProcessOptions{Binary: BuildRunnel(t), Nodes: 3, Settings: quickFailover()})
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.DefaultProduceTopic(topic),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
