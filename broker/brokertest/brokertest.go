@@ -1,17 +1,11 @@
-// Package brokertest starts Runnel brokers for tests: on a free loopback
-// port, with a temporary data directory, closed when the test ends. Start
-// starts one node; StartCluster starts N nodes in this process that form
-// one cluster over a Raft quorum on loopback.
 package brokertest
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"maps"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -83,6 +77,19 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// quickFailover are the settings StartCluster starts from: short quorum
+// and session timeouts keep failover tests quick.
+func quickFailover() map[string]string {
+	return map[string]string{
+		"controller.quorum.election.timeout.ms": "300",
+		"controller.quorum.fetch.timeout.ms":    "300",
+		"broker.session.timeout.ms":             "2000",
+		"broker.heartbeat.interval.ms":          "200",
+		"replica.lag.time.max.ms":               "2000",
+		"replica.fetch.wait.max.ms":             "100",
+	}
+}
+
 // Cluster is an in-process cluster of brokers started for a test, every
 // node a voter of the metadata quorum (combined mode, Kafka's default).
 type Cluster struct {
@@ -104,29 +111,19 @@ type Cluster struct {
 func StartCluster(t testing.TB, n int, settings ...map[string]string) *Cluster {
 	t.Helper()
 	lns := make([]net.Listener, n)
-	var voters []string
+	c := &Cluster{t: t, Brokers: make([]*Broker, n)}
 	for i := range lns {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatalf("brokertest: controller listener: %v", err)
 		}
 		lns[i] = ln
-		voters = append(voters, fmt.Sprintf("%d@%s", i+1, ln.Addr()))
+		c.ctrlAddr = append(c.ctrlAddr, ln.Addr().String())
 	}
-	c := &Cluster{Voters: strings.Join(voters, ","), t: t, Brokers: make([]*Broker, n)}
-	c.Settings = map[string]string{
-		"controller.quorum.election.timeout.ms": "300",
-		"controller.quorum.fetch.timeout.ms":    "300",
-		"broker.session.timeout.ms":             "2000",
-		"broker.heartbeat.interval.ms":          "200",
-		"replica.lag.time.max.ms":               "2000",
-		"replica.fetch.wait.max.ms":             "100",
-	}
+	c.Voters = VotersOf(c.ctrlAddr)
+	c.Settings = quickFailover()
 	for _, m := range settings {
 		maps.Copy(c.Settings, m)
-	}
-	for _, ln := range lns {
-		c.ctrlAddr = append(c.ctrlAddr, ln.Addr().String())
 	}
 	// Each node waits in New for a quorum: start them together.
 	var wg sync.WaitGroup

@@ -1,5 +1,5 @@
 // Package cluster holds the fault tests of a Runnel cluster: brokers run as
-// child processes (`runnel broker`, built once by TestMain) that a test
+// child processes (`runnel broker`, brokertest.StartProcesses) that a test
 // SIGKILLs, stops and restarts, and cuts off with TCP fault proxies, while
 // franz-go producers and consumers run a workload whose whole history is
 // checked at the end.
@@ -7,17 +7,18 @@
 // The machinery, all in test files of this package:
 //
 //   - procs_test.go: startCluster(t, n, settings) starts n nodes on
-//     loopback (node.id 1..n, each with its own Kafka, controller and HTTP
-//     port and log dir; controller.quorum.voters when n > 1), each logging
-//     to a file that is printed (its tail) when the test fails. Kill,
-//     Stop and Restart act on one node; Restart reuses its ports and dir.
+//     loopback with brokertest.StartProcesses (node.id 1..n, each with its
+//     own Kafka, controller and HTTP port and log dir; per-node log files
+//     whose tails are printed when the test fails; Kill, Stop, Signal and
+//     Restart on one node, Restart reusing its ports and dir).
 //     withKafkaProxies puts a fault proxy in front of each node's Kafka
-//     listener and advertises it, so a test can cut a node off.
+//     listener and advertises it (ProcessOptions.Advertise), so a test can
+//     cut a node off.
 //   - isolate_test.go: withQuorumProxies gives each node's Raft a proxy
-//     per peer (per-node controller.quorum.voters), withDirectClients
-//     lets the test's clients go around the Kafka proxies (directTo), and
-//     Isolate/Rejoin cut a node off from the replicas and the quorum while
-//     clients still reach it.
+//     per peer (per-node controller.quorum.voters, ProcessOptions.Voters),
+//     withDirectClients lets the test's clients go around the Kafka
+//     proxies (directTo), and Isolate/Rejoin cut a node off from the
+//     replicas and the quorum while clients still reach it.
 //   - faultproxy_test.go: a TCP proxy between a client and a target that
 //     can Cut (close and refuse), Blackhole (stall, drop bytes) and Heal.
 //   - workload_test.go: k idempotent acks=all producers writing numbered

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/runnel-io/runnel/broker/brokertest"
 )
 
 // Isolating one node while the test's clients still reach it takes three
@@ -49,6 +51,25 @@ import (
 // withQuorumProxies gives each node's Raft a proxy per peer (see above).
 func withQuorumProxies() clusterOption { return func(c *Cluster) { c.quorumProxied = true } }
 
+// proxiedVoters is node id's controller.quorum.voters with
+// withQuorumProxies: for every peer a new proxy from id to the peer's
+// controller address (closing those of a start whose ports were taken).
+func (c *Cluster) proxiedVoters(id int32, controllers []string) string {
+	for _, px := range c.quorumProxies[id] {
+		px.Close()
+	}
+	pxs := map[int32]*faultProxy{}
+	addrs := slices.Clone(controllers)
+	for i, addr := range controllers {
+		if peer := int32(i + 1); peer != id {
+			pxs[peer] = startFaultProxy(c.t, addr)
+			addrs[i] = pxs[peer].Addr()
+		}
+	}
+	c.quorumProxies[id] = pxs
+	return brokertest.VotersOf(addrs)
+}
+
 // withDirectClients makes the harness's own clients (admin, partition
 // states) dial nodes directly; a test gives its workload c.clientOpts().
 func withDirectClients() clusterOption { return func(c *Cluster) { c.direct = true } }
@@ -68,7 +89,7 @@ func (c *Cluster) clientOpts() []kgo.Opt {
 // refuses every other address: a client pinned to them.
 func (c *Cluster) directTo(ids ...int32) kgo.Opt {
 	real := map[string]string{}
-	for _, nd := range c.nodes {
+	for _, nd := range c.Nodes {
 		if len(ids) == 0 || slices.Contains(ids, nd.ID) {
 			real[nd.Advertised] = nd.Addr
 			real[nd.Addr] = nd.Addr
@@ -92,11 +113,10 @@ func (c *Cluster) isolationProxies(id int32) []*faultProxy {
 	if !c.proxied || !c.quorumProxied {
 		c.t.Fatalf("isolating node %d needs withKafkaProxies and withQuorumProxies", id)
 	}
-	nd := c.Node(id)
-	pxs := []*faultProxy{nd.Proxy}
-	for _, peer := range c.nodes {
-		if peer != nd {
-			pxs = append(pxs, nd.QuorumProxies[peer.ID], peer.QuorumProxies[id])
+	pxs := []*faultProxy{c.kafkaProxy(id)}
+	for _, peer := range c.Nodes {
+		if peer.ID != id {
+			pxs = append(pxs, c.quorumProxies[id][peer.ID], c.quorumProxies[peer.ID][id])
 		}
 	}
 	return pxs

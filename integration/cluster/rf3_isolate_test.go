@@ -61,7 +61,7 @@ func TestIsolatedLeaderStopsAcknowledging(t *testing.T) {
 	// Raft goes through the quorum proxies: the active controller's to
 	// both its peers carry its connections.
 	_, ctrl := c.waitAgreed(ctx, v, topic)
-	for peer, px := range c.Node(ctrl).QuorumProxies {
+	for peer, px := range c.quorumProxies[ctrl] {
 		if px.Forwarded() == 0 {
 			t.Fatalf("no connection through the quorum proxy from the active controller %d to node %d", ctrl, peer)
 		}
@@ -150,7 +150,7 @@ func isolateLeader(t *testing.T, ctx context.Context, c *Cluster, v viewers, top
 	r := isolation{Node: x, Led: ledBy(leaders, x)}
 	r.TailPartition = r.Led[0]
 	var others []int32
-	for _, nd := range c.nodes {
+	for _, nd := range c.Nodes {
 		if nd.ID != x {
 			others = append(others, nd.ID)
 		}
@@ -301,7 +301,7 @@ type viewPart struct {
 func (c *Cluster) viewers() viewers {
 	c.t.Helper()
 	v := viewers{}
-	for _, nd := range c.nodes {
+	for _, nd := range c.Nodes {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(nd.Addr), c.directTo(nd.ID), kgo.ClientID(fmt.Sprintf("view-of-%d", nd.ID)))
 		if err != nil {
 			c.t.Fatal(err)
@@ -349,7 +349,7 @@ func (c *Cluster) waitAgreed(ctx context.Context, v viewers, topic string) (map[
 	var ref nodeView
 	var last string
 	err := waitUntil(ctx, "every node to agree on a full ISR of "+topic, func() bool {
-		for i, nd := range c.nodes {
+		for i, nd := range c.Nodes {
 			nv, err := v.view(ctx, nd.ID, topic)
 			if err != nil {
 				last = fmt.Sprintf("node %d: %v", nd.ID, err)
@@ -364,7 +364,7 @@ func (c *Cluster) waitAgreed(ctx context.Context, v viewers, topic string) (map[
 			}
 			for p, vp := range nv.Parts {
 				if vp.Leader <= 0 || vp.Leader != ref.Parts[p].Leader || vp.Epoch != ref.Parts[p].Epoch ||
-					!slices.Equal(vp.ISR, vp.Replicas) || len(vp.Replicas) != len(c.nodes) {
+					!slices.Equal(vp.ISR, vp.Replicas) || len(vp.Replicas) != len(c.Nodes) {
 					return false
 				}
 			}

@@ -49,7 +49,7 @@ func startRF3(t *testing.T, ctx context.Context, topic string, partitions int32,
 	c := startCluster(t, 3, set, opts...)
 	if dir := os.Getenv("RUNNEL_KEEP_LOGS"); dir != "" { // copy the node logs there, passed or not
 		t.Cleanup(func() {
-			for _, nd := range c.nodes {
+			for _, nd := range c.Nodes {
 				b, _ := os.ReadFile(nd.LogPath)
 				os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-node-%d.log", t.Name(), nd.ID)), b, 0o644)
 			}
@@ -124,7 +124,7 @@ func (c *Cluster) waitFullISR(ctx context.Context, topic string) map[int32]int32
 	c.t.Helper()
 	st := c.waitStates(ctx, topic, "a full ISR on "+topic, func(st map[int32]partState) bool {
 		for _, p := range st {
-			if p.Leader <= 0 || !c.Running(p.Leader) || !slices.Equal(p.ISR, p.Replicas) || len(p.Replicas) != len(c.nodes) {
+			if p.Leader <= 0 || !c.Running(p.Leader) || !slices.Equal(p.ISR, p.Replicas) || len(p.Replicas) != len(c.Nodes) {
 				return false
 			}
 		}

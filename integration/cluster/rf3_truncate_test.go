@@ -16,14 +16,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// signal sends node id a signal (SIGSTOP freezes it, SIGCONT thaws it).
-func (c *Cluster) signal(id int32, sig syscall.Signal) {
-	c.t.Helper()
-	if err := c.running(id).cmd.Process.Signal(sig); err != nil {
-		c.t.Fatalf("signal %v to node %d: %v", sig, id, err)
-	}
-}
-
 // diskBatch is a record batch as a node's segment files hold it.
 type diskBatch struct {
 	Base, Last int64
@@ -157,7 +149,7 @@ func TestRestartedFollowerTruncatesAndCatchesUp(t *testing.T) {
 		t.Fatalf("acks=1 warm-up: %v", err)
 	}
 	for _, id := range followers {
-		c.signal(id, syscall.SIGSTOP)
+		c.Signal(id, syscall.SIGSTOP)
 	}
 	tail := map[int64]string{}
 	for i := range tailLen {
@@ -172,7 +164,7 @@ func TestRestartedFollowerTruncatesAndCatchesUp(t *testing.T) {
 	c.Kill(l)
 	killedL := time.Now()
 	for _, id := range followers {
-		c.signal(id, syscall.SIGCONT)
+		c.Signal(id, syscall.SIGCONT)
 	}
 	onL, err := c.diskBatches(l, topic, 0)
 	if err != nil {

@@ -131,7 +131,7 @@ func TestSingleNodeClientsCutOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Stop()
-	px := c.Node(1).Proxy
+	px := c.kafkaProxy(1)
 
 	for round := range 2 {
 		start := time.Now()

@@ -62,17 +62,20 @@ func leaders(ctx context.Context, adm *kadm.Client, topic string) (map[int32]int
 	return out, nil
 }
 
+// leadersTimeout is how long waitLeaders waits.
+const leadersTimeout = 60 * time.Second
+
 // waitLeaders polls Metadata until every one of the topic's partitions
-// has a running node as its leader, for up to readyTimeout.
+// has a running node as its leader, for up to leadersTimeout.
 func (c *Cluster) waitLeaders(ctx context.Context, adm *kadm.Client, topic string, partitions int32) error {
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	ctx, cancel := context.WithTimeout(ctx, leadersTimeout)
 	defer cancel()
 	var last string
 	for {
 		ls, err := leaders(ctx, adm, topic)
 		ok := err == nil && len(ls) == int(partitions)
 		for _, l := range ls {
-			ok = ok && l > 0 && int(l) <= len(c.nodes) && c.Running(l)
+			ok = ok && l > 0 && int(l) <= len(c.Nodes) && c.Running(l)
 		}
 		if ok {
 			return nil

@@ -4,113 +4,53 @@
 package crash
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/runnel-io/runnel/broker/brokertest"
 	"github.com/runnel-io/runnel/internal/groupmember"
 )
-
-var runnelBin string
 
 func TestMain(m *testing.M) {
 	// The live member of group_test.go runs in a child process: this binary.
 	groupmember.MainIfChild()
-	dir, err := os.MkdirTemp("", "runnel-crash")
-	if err != nil {
-		panic(err)
-	}
-	runnelBin = filepath.Join(dir, "runnel")
-	build := exec.Command("go", "build", "-o", runnelBin, "github.com/runnel-io/runnel/cmd/runnel")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building runnel:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	brokertest.Main(m)
 }
 
-// brokerProc is a broker running as a child process.
-type brokerProc struct {
-	cmd  *exec.Cmd
-	addr string
-	done chan struct{}
+// broker is `runnel broker` as a child process (one node of
+// brokertest.Processes) with eight partitions per topic and 1 MiB
+// segments. Its address and data directory stay the same across restarts.
+type broker struct {
+	*brokertest.Processes
+	addr string // Kafka listener
+	dir  string // log.dirs
 }
 
-var listening = regexp.MustCompile(`listening on (\S+)`)
-
-// startBroker starts `runnel broker` on dir with an ephemeral port and waits
-// until it says where it listens.
-func startBroker(t *testing.T, dir string) *brokerProc {
+// startBroker starts a broker on a fresh data directory; it is killed
+// when the test ends.
+func startBroker(t *testing.T) *broker {
 	t.Helper()
-	cmd := exec.Command(runnelBin, "broker",
-		"--log.dirs", dir,
-		"--listeners", "PLAINTEXT://127.0.0.1:0",
-		"--runnel.http.listener", "",
-		"--num.partitions", "8",
-		"--log.segment.bytes", "1048576",
-	)
-	// A test that dies (a timeout's panic runs no cleanup) must not leave
-	// a broker behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &brokerProc{cmd: cmd, done: make(chan struct{})}
-	addrc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			if m := listening.FindStringSubmatch(line); m != nil {
-				select {
-				case addrc <- m[1]:
-				default:
-				}
-			}
-			if testing.Verbose() {
-				t.Log("broker:", line)
-			}
-		}
-		cmd.Wait()
-		close(p.done)
-	}()
-	select {
-	case p.addr = <-addrc:
-	case <-p.done:
-		t.Fatal("broker exited before listening")
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("broker did not start listening within 60s")
-	}
-	t.Cleanup(func() { p.kill() })
-	return p
+	ps := brokertest.StartProcesses(t, brokertest.ProcessOptions{
+		Binary:   brokertest.BuildRunnel(t),
+		Settings: map[string]string{"num.partitions": "8", "log.segment.bytes": "1048576"},
+	})
+	return &broker{Processes: ps, addr: ps.Node(1).Addr, dir: ps.Node(1).Dir}
 }
 
-func (p *brokerProc) kill() {
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
+// kill sends the broker SIGKILL and waits until it is gone.
+func (b *broker) kill() { b.Kill(1) }
+
+// restart starts the broker again on its data directory and address.
+func (b *broker) restart() { b.Restart(1) }
 
 const (
 	topic       = "crash"
@@ -122,8 +62,7 @@ const (
 )
 
 func TestSIGKILLKeepsAcknowledgedWrites(t *testing.T) {
-	dir := t.TempDir()
-	b := startBroker(t, dir)
+	b := startBroker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 
@@ -193,8 +132,8 @@ func TestSIGKILLKeepsAcknowledgedWrites(t *testing.T) {
 	}
 	t.Logf("killed the broker after %d acknowledged records", total)
 
-	b2 := startBroker(t, dir)
-	got := consumeAll(t, ctx, b2.addr)
+	b.restart()
+	got := consumeAll(t, ctx, b.addr)
 
 	seen := map[string]int32{}
 	for part, values := range got {
@@ -229,7 +168,7 @@ func TestSIGKILLKeepsAcknowledgedWrites(t *testing.T) {
 	}
 
 	// Writes continue after the restart.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(b2.addr), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.DefaultProduceTopic(topic), kgo.RequiredAcks(kgo.AllISRAcks()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +181,7 @@ func TestSIGKILLKeepsAcknowledgedWrites(t *testing.T) {
 		t.Fatalf("produce after restart: %v", err)
 	}
 	n := 0
-	for _, values := range consumeAll(t, ctx, b2.addr) {
+	for _, values := range consumeAll(t, ctx, b.addr) {
 		for _, v := range values {
 			if strings.HasPrefix(v, "after-") {
 				n++

@@ -34,8 +34,7 @@ func walkSegment(t *testing.T, data []byte) []segmentBatch {
 }
 
 func TestGarbledTailKeepsWholeBatchesBefore(t *testing.T) {
-	dir := t.TempDir()
-	b := startBroker(t, dir)
+	b := startBroker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	const name = "garble"
@@ -65,7 +64,7 @@ func TestGarbledTailKeepsWholeBatchesBefore(t *testing.T) {
 	cl.Close()
 	b.kill()
 
-	segs, err := filepath.Glob(filepath.Join(dir, name+"-0", "*.log"))
+	segs, err := filepath.Glob(filepath.Join(b.dir, name+"-0", "*.log"))
 	if err != nil || len(segs) == 0 {
 		t.Fatalf("no segment files: %v", err)
 	}
@@ -90,14 +89,14 @@ func TestGarbledTailKeepsWholeBatchesBefore(t *testing.T) {
 	}
 	f.Close()
 
-	b2 := startBroker(t, dir)
-	got := consumeAllTopic(t, ctx, b2.addr, name)[0]
+	b.restart()
+	got := consumeAllTopic(t, ctx, b.addr, name)[0]
 	if !slices.Equal(got, want[:victim.baseOffset]) {
 		t.Fatalf("after recovery read %d records, want the %d before the garbled batch (first diff at %d)",
 			len(got), victim.baseOffset, firstDiff(got, want))
 	}
 	// Appends continue at the cut.
-	cl2, err := kgo.NewClient(kgo.SeedBrokers(b2.addr), kgo.DefaultProduceTopic(name))
+	cl2, err := kgo.NewClient(kgo.SeedBrokers(b.addr), kgo.DefaultProduceTopic(name))
 	if err != nil {
 		t.Fatal(err)
 	}

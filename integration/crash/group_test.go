@@ -40,8 +40,7 @@ const (
 // flight at the kill), and a new member of the consumer group must start
 // at the committed offsets.
 func TestSIGKILLKeepsGroupsAndOffsets(t *testing.T) {
-	dir := t.TempDir()
-	b := startBroker(t, dir)
+	b := startBroker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	adm := newAdmin(t, b.addr)
@@ -120,8 +119,8 @@ func TestSIGKILLKeepsGroupsAndOffsets(t *testing.T) {
 	t.Logf("killed the broker after %d commits of group %s (one more in flight: %v) and live commits %v (polled %v)",
 		simpleAcked, simpleGroup, simpleSent > simpleAcked, liveAcked, livePolled)
 
-	b2 := startBroker(t, dir)
-	adm2 := newAdmin(t, b2.addr)
+	b.restart()
+	adm2 := newAdmin(t, b.addr)
 	defer adm2.Close()
 
 	// The broker knows both groups, and the consumer group as Kafka's
@@ -173,9 +172,9 @@ func TestSIGKILLKeepsGroupsAndOffsets(t *testing.T) {
 
 	// A new member of the consumer group resumes at the committed offsets,
 	// once the killed member's session (restarted at the load) expires.
-	produceN(t, ctx, b2.addr, 100)
+	produceN(t, ctx, b.addr, 100)
 	newcomer := groupmember.Start(groupmember.Config{
-		Name: "live-2", Seeds: []string{b2.addr}, Group: liveGroup, Topic: groupTopic,
+		Name: "live-2", Seeds: []string{b.addr}, Group: liveGroup, Topic: groupTopic,
 		Balancer: "range", SessionTimeout: 6 * time.Second, HeartbeatInterval: time.Second,
 	}, board)
 	defer newcomer.Stop(context.Background())
