@@ -98,8 +98,17 @@ func (ac *activeController) run() {
 		LeaderImbalancePercentage:    s.cfg.LeaderImbalancePerBrokerPercentage,
 		LeaderImbalanceCheckInterval: time.Duration(s.cfg.LeaderImbalanceCheckIntervalSecs) * time.Second,
 	})
+	// Install the handler only while this is still the current
+	// controller: leadership may have ended during the Sync, and then
+	// onLeadership has removed the handler already.
+	s.ctrlMu.Lock()
+	if s.ctrl != ac {
+		s.ctrlMu.Unlock()
+		return
+	}
 	s.meta.HandleCalls(ac.handle)
 	s.metrics.controllerActive.Set(1)
+	s.ctrlMu.Unlock()
 	s.logger.Info("controller: active", "node", s.cfg.NodeID)
 	tick := time.NewTicker(controllerTick)
 	defer tick.Stop()
