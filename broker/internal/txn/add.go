@@ -114,7 +114,7 @@ func (c *Coordinator) addTxn(now time.Time, out *Output, id string, pid int64, e
 		}
 	}
 	to.state, to.updated = Ongoing, now.UnixMilli()
-	c.begin(out, t, to, false)
+	c.begin(out, t, to)
 	r.wrote = true
 	return r
 }

@@ -28,6 +28,9 @@ import (
 //	list [states=S,...] [pids=N,...] [duration=MS] [pattern=RE]
 //	advance DURATION       (moves the clock and ticks)
 //	restart                (a new coordinator loads the durable records)
+//	seed id=T pid=N epoch=N [state=S] [parts=t/0,...] [timeout=MS]
+//	                       (a record in the log, as an earlier coordinator
+//	                        wrote it; restart loads it)
 //
 // Each command prints its replies (w<N>: ...), records and markers. Its
 // records are written at once (Written with no error) and what that
@@ -235,6 +238,18 @@ func TestDataDriven(t *testing.T) {
 				now = now.Add(dur)
 				out = coord().Tick(now)
 				fmt.Fprintf(&b, "t=%s\n", now.Sub(start))
+			case "seed":
+				st, ok := ParseState(args["state"])
+				if !ok {
+					st = Empty
+				}
+				m := meta{producerID: pid, epoch: epoch, state: st, start: -1, updated: now.UnixMilli(),
+					timeout: time.Duration(num(args, "timeout", 60000)) * time.Millisecond}
+				if p, ok := args["parts"]; ok {
+					m.partitions, m.start = parts(p), now.UnixMilli()
+				}
+				wal = append(wal, &write{recs: []Record{record(id, m)}})
+				return "ok"
 			case "restart":
 				next := coord().nextPID
 				c = New(cfg)

@@ -44,7 +44,7 @@ func (c *Coordinator) EndTxn(now time.Time, w Waiter, req *kmsg.EndTxnRequest) O
 		if commit {
 			to.state = PrepareCommit
 		}
-		c.begin(&out, t, to, false)
+		c.begin(&out, t, to)
 		c.after(func(failure *kerr.Error, out *Output) {
 			resp.ErrorCode = fencedCode(failure, req.Version, 2)
 			out.reply(w, resp)
@@ -93,7 +93,7 @@ func (c *Coordinator) Tick(now time.Time) Output {
 				}
 				to := t.meta.clone()
 				to.state, to.updated = Dead, ms
-				c.begin(&out, t, to, false)
+				c.begin(&out, t, to)
 			}
 		}
 	}

@@ -119,7 +119,7 @@ func (c *Coordinator) InitProducerID(now time.Time, w Waiter, req *kmsg.InitProd
 		}
 	}
 	to.state, to.timeout, to.partitions, to.start, to.updated = Empty, timeout, nil, -1, now.UnixMilli()
-	c.begin(&out, t, to, false)
+	c.begin(&out, t, to)
 	c.after(func(failure *kerr.Error, out *Output) {
 		if failure == nil {
 			resp.ProducerID, resp.ProducerEpoch = to.producerID, to.epoch
@@ -133,14 +133,18 @@ func (c *Coordinator) InitProducerID(now time.Time, w Waiter, req *kmsg.InitProd
 // fenceAbort stages the abort of t's Ongoing transaction with a bumped
 // epoch (Kafka's prepareFenceProducerEpoch, then endTransaction with
 // isFromClient false): the old producer is fenced and the markers carry
-// the new epoch. After a failed fence the epoch is not bumped again: it
-// was never handed out. An epoch that cannot grow (never the case: epochs
-// are rotated at InitProducerId before they get there) aborts as it is.
+// the new epoch. Kafka bumps the epoch in memory before the write and
+// keeps hasFailedEpochFence so that a failed fence is not bumped twice;
+// here the bump is pending until durable, so a failed fence leaves the
+// epoch as it was (the old producer is not fenced yet) and the next try
+// bumps to the same epoch. An epoch that cannot grow (never the case:
+// epochs are rotated at InitProducerId before they get there) aborts as
+// it is.
 func (c *Coordinator) fenceAbort(now time.Time, t *txn, out *Output) {
 	to := t.meta.clone()
-	if !t.failedFence && t.epoch < math.MaxInt16 {
+	if t.epoch < math.MaxInt16 {
 		to.epoch++
 	}
 	to.lastEpoch, to.state, to.updated = -1, PrepareAbort, now.UnixMilli()
-	c.begin(out, t, to, true)
+	c.begin(out, t, to)
 }

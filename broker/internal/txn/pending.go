@@ -15,9 +15,6 @@ type WriteID uint64
 type transit struct {
 	t  *txn
 	to meta
-	// fence: an epoch fence (InitProducerId over an Ongoing transaction,
-	// or a timeout), whose failure keeps the bumped epoch for next time.
-	fence bool
 }
 
 // pendingWrite is what one Output's records will make true, and the
@@ -38,8 +35,8 @@ func (c *Coordinator) stage() *pendingWrite {
 
 // begin stages t's move to `to`: its record joins out, and t is pending
 // (CONCURRENT_TRANSACTIONS to others) until Written.
-func (c *Coordinator) begin(out *Output, t *txn, to meta, fence bool) {
-	tr := &transit{t: t, to: to, fence: fence}
+func (c *Coordinator) begin(out *Output, t *txn, to meta) {
+	tr := &transit{t: t, to: to}
 	t.pending = tr
 	p := c.stage()
 	p.transits = append(p.transits, tr)
@@ -98,15 +95,12 @@ func (c *Coordinator) Written(now time.Time, w WriteID, failure *kerr.Error) Out
 		}
 		t.pending = nil
 		if failure != nil {
-			if tr.fence {
-				t.failedFence = true
-			}
 			if (tr.to.state == CompleteCommit || tr.to.state == CompleteAbort) && failure != kerr.NotCoordinator {
-				c.begin(&out, t, tr.to, false)
+				c.begin(&out, t, tr.to)
 			}
 			continue
 		}
-		t.meta, t.failedFence = tr.to, false
+		t.meta = tr.to
 		switch t.state {
 		case PrepareCommit, PrepareAbort:
 			c.sendMarkers(now, t, &out)
@@ -143,7 +137,7 @@ func (c *Coordinator) complete(now time.Time, t *txn, out *Output) {
 		to.state = CompleteAbort
 	}
 	to.partitions, to.updated = nil, now.UnixMilli()
-	c.begin(out, t, to, false)
+	c.begin(out, t, to)
 }
 
 // MarkersWritten reports that the markers of transactional id's prepared

@@ -155,10 +155,6 @@ type txn struct {
 	// coordinator answers CONCURRENT_TRANSACTIONS meanwhile, as Kafka does
 	// while pendingState is set.
 	pending *transit
-	// failedFence: the write of an epoch fence failed, so the next fence
-	// reuses the bumped epoch, which was never handed out (Kafka's
-	// hasFailedEpochFence).
-	failedFence bool
 }
 
 // visible reports whether the id has ever been written: a new id whose
