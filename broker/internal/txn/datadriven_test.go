@@ -12,7 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// TestDataDriven runs the scripts in testdata/. Commands:
+// TestDataDriven runs the scripts in testdata/scripts/ (not testdata/
+// itself, where go test keeps fuzz corpora). Commands:
 //
 //	config key=value ...   (before the first request: max-timeout, expiration,
 //	                        abort-check, expiry-check in ms; coord-epoch)
@@ -39,7 +40,7 @@ import (
 // are not in the log restart loads. Times are printed relative to the
 // script's start.
 func TestDataDriven(t *testing.T) {
-	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+	datadriven.Walk(t, "testdata/scripts", func(t *testing.T, path string) {
 		start := time.UnixMilli(1_000_000)
 		now := start
 		cfg := Config{MaxTimeout: 15 * time.Minute, IDExpiration: 7 * 24 * time.Hour,

@@ -52,3 +52,19 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestRecordNullPartitions checks the partitions field as Kafka writes
+// it: null for Empty, an array (empty when complete) otherwise.
+func TestRecordNullPartitions(t *testing.T) {
+	for _, tc := range []struct {
+		state State
+		null  bool
+	}{{Empty, true}, {CompleteCommit, false}, {CompleteAbort, false}} {
+		r := record("a", meta{state: tc.state, start: -1})
+		// version, producer id, epoch, timeout, state: 2+8+2+4+1 bytes.
+		n := int32(r.Value[17])<<24 | int32(r.Value[18])<<16 | int32(r.Value[19])<<8 | int32(r.Value[20])
+		if (n == -1) != tc.null || (!tc.null && n != 0) {
+			t.Errorf("%s: partitions length %d", tc.state, n)
+		}
+	}
+}

@@ -47,6 +47,10 @@ func record(id string, m meta) Record {
 		last := &v.Topics[len(v.Topics)-1]
 		last.Partitions = append(last.Partitions, tp.Partition)
 	}
+	if m.state != Empty && v.Topics == nil {
+		// As Kafka: null partitions for Empty only, else an array.
+		v.Topics = []kmsg.TxnMetadataValueTopic{}
+	}
 	v.LastUpdateTimestamp, v.StartTimestamp = m.updated, m.start
 	r.Value = v.AppendTo(nil)
 	return r
