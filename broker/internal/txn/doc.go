@@ -55,5 +55,11 @@
 // topic exists, the __consumer_offsets partition of a group, and writing
 // markers. Transactional offset commits belong to package group.
 //
+// Files: txn.go (states, config, Output, the Coordinator), pending.go
+// (transitions waiting for their records, Written, markers), init.go
+// (InitProducerId and epoch fencing), add.go (AddPartitionsToTxn,
+// AddOffsetsToTxn), end.go (EndTxn, Tick), records.go (records, Load,
+// Loaded), describe.go (DescribeTransactions, ListTransactions).
+//
 // A Coordinator is not safe for concurrent use; its owner serializes calls.
 package txn
