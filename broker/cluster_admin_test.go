@@ -90,12 +90,7 @@ func TestClusterReassignment(t *testing.T) {
 		}
 		want = append(want, v)
 	}
-	var target []int32
-	for id := int32(1); id <= 3; id++ {
-		if id != from {
-			target = append(target, id)
-		}
-	}
+	target := nodesBut(from)
 	req := kadm.AlterPartitionAssignmentsReq{}
 	req.Assign("m", 0, target)
 	resp, err := adm.AlterPartitionAssignments(ctx, req)

@@ -178,6 +178,17 @@ func clusterMetric(t *testing.T, c *brokertest.Cluster, name string) float64 {
 	return sum
 }
 
+// nodesBut returns the ids of a three-node cluster but except.
+func nodesBut(except int32) []int32 {
+	var out []int32
+	for id := int32(1); id <= 3; id++ {
+		if id != except {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 func firstDiff(got, want []string) string {
 	for i := range min(len(got), len(want)) {
 		if got[i] != want[i] {
@@ -313,12 +324,7 @@ func TestClusterFollowersFollowLogStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	leader := fullISR(t, ctx, adm, "d")[0]
-	var others []int32
-	for id := int32(1); id <= 3; id++ {
-		if id != leader {
-			others = append(others, id)
-		}
-	}
+	others := nodesBut(leader)
 	behind, inSync := others[0], others[1]
 	c.Node(behind).Stop(t)
 	produce := func(n int) {
@@ -344,12 +350,7 @@ func TestClusterFollowersFollowLogStart(t *testing.T) {
 	earliestOn := func(id int32) int64 {
 		t.Helper()
 		a := kadm.NewClient(clusterClient(t, c))
-		order := []int32{id}
-		for n := int32(1); n <= 3; n++ {
-			if n != id {
-				order = append(order, n)
-			}
-		}
+		order := append([]int32{id}, nodesBut(id)...)
 		re := kadm.AlterPartitionAssignmentsReq{}
 		re.Assign("d", 0, order)
 		if resp, err := a.AlterPartitionAssignments(ctx, re); err != nil || resp.Error() != nil {
@@ -459,17 +460,7 @@ func TestClusterWaitingJoinAnsweredWhenCoordinatorMoves(t *testing.T) {
 	answered := make(chan *kmsg.JoinGroupResponse, 1)
 	go func() { answered <- join(b) }()
 	// Move the partition's leadership away from the coordinator.
-	md, err := adm.Metadata(ctx, "__consumer_offsets")
-	if err != nil {
-		t.Fatal(err)
-	}
-	order := []int32{}
-	for _, r := range md.Topics["__consumer_offsets"].Partitions[0].Replicas {
-		if r != co.NodeID {
-			order = append(order, r)
-		}
-	}
-	order = append(order, co.NodeID)
+	order := append(nodesBut(co.NodeID), co.NodeID)
 	re := kadm.AlterPartitionAssignmentsReq{}
 	re.Assign("__consumer_offsets", 0, order)
 	if resp, err := adm.AlterPartitionAssignments(ctx, re); err != nil || resp.Error() != nil {
