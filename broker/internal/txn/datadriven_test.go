@@ -10,6 +10,8 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/runnel-io/runnel/internal/kerrname"
 )
 
 // TestDataDriven runs the scripts in testdata/scripts/ (not testdata/
@@ -291,21 +293,9 @@ func rel(start time.Time, ms int64) string {
 	return time.UnixMilli(ms).Sub(start).String()
 }
 
-func codeName(code int16) string {
-	if code == 0 {
-		return "NONE"
-	}
-	return kerr.ErrorForCode(code).(*kerr.Error).Message
-}
+func codeName(code int16) string { return kerrname.Of(code) }
 
-func errorNamed(name string) *kerr.Error {
-	for code := int16(1); code < 200; code++ {
-		if e, ok := kerr.ErrorForCode(code).(*kerr.Error); ok && e.Message == name {
-			return e
-		}
-	}
-	return nil
-}
+func errorNamed(name string) *kerr.Error { return kerrname.Lookup(name) }
 
 func printOutput(b *strings.Builder, start time.Time, out Output) {
 	for _, r := range out.Replies {
