@@ -77,9 +77,10 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// quickFailover are the settings StartCluster starts from: short quorum
-// and session timeouts keep failover tests quick.
-func quickFailover() map[string]string {
+// QuickFailover returns the settings StartCluster starts from, for
+// StartProcesses too: short quorum and session timeouts keep failover
+// tests quick. The map is the caller's to change.
+func QuickFailover() map[string]string {
 	return map[string]string{
 		"controller.quorum.election.timeout.ms": "300",
 		"controller.quorum.fetch.timeout.ms":    "300",
@@ -121,7 +122,7 @@ func StartCluster(t testing.TB, n int, settings ...map[string]string) *Cluster {
 		c.ctrlAddr = append(c.ctrlAddr, ln.Addr().String())
 	}
 	c.Voters = VotersOf(c.ctrlAddr)
-	c.Settings = quickFailover()
+	c.Settings = QuickFailover()
 	for _, m := range settings {
 		maps.Copy(c.Settings, m)
 	}

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { Main(m) }
 // cleanly on SIGTERM, die on SIGKILL and come back on the same ports, also
 // when a port is taken for a while.
 func TestProcessesStopKillRestart(t *testing.T) {
-	c := StartProcesses(t, ProcessOptions{Binary: BuildRunnel(t), Nodes: 3, Settings: quickFailover()})
+	c := StartProcesses(t, ProcessOptions{Binary: BuildRunnel(t), Nodes: 3, Settings: QuickFailover()})
 	var ports []string
 	for _, nd := range c.Nodes {
 		ports = append(ports, nd.Addr, nd.ControllerAddr, nd.HTTPAddr)
@@ -73,7 +73,7 @@ func TestProcessesKillLeaderKeepsAcknowledged(t *testing.T) {
 	const topic, perPhase = "kill", 300
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c := StartProcesses(t, ProcessOptions{Binary: BuildRunnel(t), Nodes: 3, Settings: quickFailover()})
+	c := StartProcesses(t, ProcessOptions{Binary: BuildRunnel(t), Nodes: 3, Settings: QuickFailover()})
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.DefaultProduceTopic(topic),
 		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))

@@ -13,6 +13,9 @@
 // committed everything it reported, and a killed one has committed
 // everything up to its last reported commit.
 //
+// Files: run.go (Config, events, Run), transact.go (RunTransact),
+// member.go (Board, Member, Start), child.go (MainIfChild, StartProcess).
+//
 // Members report to a Board, which wakes waiters on every change, so tests
 // wait for conditions (Board.Wait) instead of sleeping.
 package groupmember

@@ -79,9 +79,17 @@ type Member struct {
 		high      map[int32]int64 // partition → highest polled offset + 1
 		committed map[int32]int64 // partition → last acknowledged commit
 		failures  []string
+		txns      Transactions
 		err       error // how the member ended
 		killed    bool
 	}
+}
+
+// Transactions counts what a pipeline stage (Config.Output) reported of
+// its transactions.
+type Transactions struct {
+	Committed, Aborted int   // transactions
+	Copied, Abandoned  int64 // records in them
 }
 
 func newMember(name string, board *Board) *Member {
@@ -113,6 +121,13 @@ func (m *Member) apply(evs []Event) {
 			if ev.Err != "" {
 				m.mu.failures = append(m.mu.failures, ev.Err)
 			}
+			if ev.N > 0 {
+				m.mu.txns.Committed++
+				m.mu.txns.Copied += int64(ev.N)
+			}
+		case Aborted:
+			m.mu.txns.Aborted++
+			m.mu.txns.Abandoned += int64(ev.N)
 		case Failed:
 			m.mu.failures = append(m.mu.failures, ev.Err)
 		}
@@ -164,6 +179,14 @@ func (m *Member) Failures() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.mu.failures)
+}
+
+// Transactions returns what a pipeline stage reported of its
+// transactions so far.
+func (m *Member) Transactions() Transactions {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mu.txns
 }
 
 // Killed reports whether Kill was called.

@@ -27,6 +27,18 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// InstanceID makes the member static (KIP-345) when not empty.
 	InstanceID string
+
+	// Output, when set, makes the member a stage of an exactly-once
+	// pipeline (see RunTransact): it copies Topic's records, read
+	// committed, to Output in one transaction per poll, with
+	// TransactionalID.
+	Output          string
+	TransactionalID string
+	// TransactionTimeout is kgo's default (40s) when zero.
+	TransactionTimeout time.Duration
+	// MaxPollRecords bounds the records of one poll, and so of one
+	// transaction; no bound when zero.
+	MaxPollRecords int
 }
 
 // Kind is what an Event reports.
@@ -48,6 +60,9 @@ const (
 	// Failed: something went wrong in the member (Err says what); a
 	// failed commit is one.
 	Failed Kind = "failed"
+	// Aborted: a pipeline stage (Config.Output) ended the transaction of
+	// N records with an abort; Err says why when it is an error.
+	Aborted Kind = "aborted"
 )
 
 // Event is one thing a member reports.
@@ -58,7 +73,10 @@ type Event struct {
 	Offset     int64           `json:"o,omitempty"`
 	Value      string          `json:"v,omitempty"`
 	Offsets    map[int32]int64 `json:"os,omitempty"`
-	Err        string          `json:"e,omitempty"`
+	// N is the number of records a pipeline stage's transaction copied
+	// (Committed) or abandoned (Aborted).
+	N   int    `json:"n,omitempty"`
+	Err string `json:"e,omitempty"`
 }
 
 func balancer(name string) (kgo.GroupBalancer, error) {
@@ -75,14 +93,13 @@ func balancer(name string) (kgo.GroupBalancer, error) {
 	return nil, fmt.Errorf("groupmember: unknown balancer %q", name)
 }
 
-// Run runs one member until ctx ends, then leaves the group (a static
-// member does not: KIP-345) and closes its client. emit receives the
-// member's events; the callbacks of a rebalance may call it from another
-// goroutine than the poll loop, never at the same time.
-func Run(ctx context.Context, cfg Config, emit func([]Event)) error {
+// groupOpts are the client options every member has: its seeds, client
+// id, group, topic, balancer and session, and callbacks that emit its
+// assignments.
+func groupOpts(cfg Config, emit func([]Event)) ([]kgo.Opt, error) {
 	bal, err := balancer(cfg.Balancer)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	partitions := func(m map[string][]int32) []int32 { return m[cfg.Topic] }
 	opts := []kgo.Opt{
@@ -92,8 +109,6 @@ func Run(ctx context.Context, cfg Config, emit func([]Event)) error {
 		kgo.ConsumeTopics(cfg.Topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.Balancers(bal),
-		kgo.DisableAutoCommit(),
-		kgo.BlockRebalanceOnPoll(),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			emit([]Event{{Kind: Assigned, Partitions: partitions(m)}})
 		}),
@@ -113,6 +128,23 @@ func Run(ctx context.Context, cfg Config, emit func([]Event)) error {
 	if cfg.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
 	}
+	return opts, nil
+}
+
+// Run runs one member until ctx ends, then leaves the group (a static
+// member does not: KIP-345) and closes its client. emit receives the
+// member's events; the callbacks of a rebalance may call it from another
+// goroutine than the poll loop, never at the same time. A member with
+// Config.Output runs RunTransact instead.
+func Run(ctx context.Context, cfg Config, emit func([]Event)) error {
+	if cfg.Output != "" {
+		return RunTransact(ctx, cfg, emit)
+	}
+	opts, err := groupOpts(cfg, emit)
+	if err != nil {
+		return err
+	}
+	opts = append(opts, kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll())
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return err
