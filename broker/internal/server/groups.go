@@ -137,29 +137,17 @@ func (gc *groupCoordinator) shards(ctx context.Context) ([]*groupShard, error) {
 // sizes the shard table to its partitions.
 func (gc *groupCoordinator) topic(ctx context.Context) (*metadata.Topic, error) {
 	s := gc.s
-	t := s.meta.Image().Topic(offsetsTopic)
-	if t == nil {
-		spec := topicSpec{
-			name: offsetsTopic, partitions: s.cfg.OffsetsTopicNumPartitions,
-			replicas: min(s.cfg.OffsetsTopicReplicationFactor, int16(len(s.meta.Image().BrokerIDs()))),
-			configs: map[string]string{
-				"cleanup.policy":   "compact",
-				"compression.type": "producer",
-				"segment.bytes":    strconv.Itoa(int(s.cfg.OffsetsTopicSegmentBytes)),
-			},
-		}
-		nt, err := s.planTopic(s.meta.Image(), spec)
-		if err == nil {
-			err = s.meta.Propose(ctx, metadata.Record{CreateTopic: nt})
-		}
-		if err != nil && errCode(err) != kerr.TopicAlreadyExists.Code {
-			return nil, fmt.Errorf("create %s: %w", offsetsTopic, err)
-		}
-		s.logger.Info("created the group offsets topic", "topic", offsetsTopic, "partitions", spec.partitions)
-		t = s.meta.Image().Topic(offsetsTopic)
-		if t == nil {
-			return nil, kafkaErr(kerr.CoordinatorNotAvailable, "%s is not available", offsetsTopic)
-		}
+	t, err := s.internalTopic(ctx, topicSpec{
+		name: offsetsTopic, partitions: s.cfg.OffsetsTopicNumPartitions,
+		replicas: s.cfg.OffsetsTopicReplicationFactor,
+		configs: map[string]string{
+			"cleanup.policy":   "compact",
+			"compression.type": "producer",
+			"segment.bytes":    strconv.Itoa(int(s.cfg.OffsetsTopicSegmentBytes)),
+		},
+	})
+	if err != nil {
+		return nil, err
 	}
 	gc.mu.Lock()
 	if gc.mu.shards == nil {
