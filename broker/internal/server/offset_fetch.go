@@ -64,7 +64,7 @@ func (s *Server) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTo
 	}
 	var out []kmsg.OffsetFetchResponseTopic
 	p, _ := sh.step(0, func(core *group.Coordinator) group.Output {
-		out = core.FetchOffsets(groupID, topics)
+		out = core.FetchOffsets(groupID, topics, false)
 		return group.Output{}
 	})
 	p.finish()
