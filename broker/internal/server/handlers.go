@@ -60,6 +60,8 @@ func lookupHandler(key int16) (handler, bool) {
 		return handler{2, 9, handleOffsetCommit}, true
 	case kmsg.OffsetFetch:
 		return handler{1, 9, handleOffsetFetch}, true
+	case kmsg.TxnOffsetCommit:
+		return handler{0, 4, handleTxnOffsetCommit}, true
 	case kmsg.ListGroups:
 		return handler{0, 5, handleListGroups}, true
 	case kmsg.DescribeGroups:
