@@ -98,6 +98,7 @@ type Partition struct {
 		closed      bool
 		waiters     map[chan struct{}]struct{} // woken when the high watermark moves
 		repl        replication
+		txn         txnState // what the last stable offset depends on (txn.go)
 	}
 }
 
@@ -127,6 +128,7 @@ func Open(o Options) (*Partition, error) {
 	// log end offset.
 	p.mu.hw = l.LogEndOffset()
 	p.mu.repl = newReplication(l.LogEndOffset())
+	p.mu.txn = txnState{open: map[int64]int64{}}
 	if err := p.loadProducers(); err != nil {
 		l.Close()
 		return nil, err
@@ -148,6 +150,11 @@ type snapshot struct {
 	Producers producers `json:"producers"`
 }
 
+// loadProducers rebuilds the producer table and the transaction state: the
+// snapshot a clean Close wrote, then the log after it. Without a snapshot
+// (a crash), or when the log found its aborted-transaction index damaged,
+// the whole log is scanned, which also restores the index entries a crash
+// lost.
 func (p *Partition) loadProducers() error {
 	p.producers = producers{}
 	from := p.log.LogStartOffset()
@@ -161,6 +168,8 @@ func (p *Partition) loadProducers() error {
 			p.logger.Warn("producer snapshot unreadable; rebuilding from the log", "err", err)
 		case s.Offset > p.log.LogEndOffset():
 			p.logger.Warn("producer snapshot is ahead of the log; rebuilding from the log", "snapshot", s.Offset, "leo", p.log.LogEndOffset())
+		case p.log.TxnIndexDamaged():
+			p.logger.Warn("aborted-transaction index damaged; rebuilding the producer state and the index from the log")
 		default:
 			p.producers = s.Producers
 			if p.producers == nil {
@@ -175,10 +184,10 @@ func (p *Partition) loadProducers() error {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("partition: open producer snapshot: %w", err)
 	}
-	return p.log.Scan(from, func(h batch.Header) error {
-		p.producers.record(&h)
-		return nil
-	})
+	p.mu.Lock()
+	p.resetTxnsLocked()
+	p.mu.Unlock()
+	return p.scanLog(p.producers, from)
 }
 
 // saveProducers writes the producer table as of the log end offset, so the
@@ -245,6 +254,21 @@ type AppendResult struct {
 // smaller than min.insync.replicas; both are checked before anything is
 // written.
 func (p *Partition) Append(b []byte, acks int16) (AppendResult, error) {
+	return p.append(b, acks, false)
+}
+
+// AppendCoordinator appends a batch the broker's own coordinators built
+// (Kafka's AppendOrigin.COORDINATOR): like Append with acks=-1, but without
+// sequence checks or dedupe, since such a batch has a producer id and no
+// sequence (a transactional offset commit of the group coordinator). A
+// producer epoch older than the producer's here is still refused
+// (ErrInvalidEpoch), and a transactional batch opens the producer's
+// transaction as any other.
+func (p *Partition) AppendCoordinator(b []byte) (AppendResult, error) {
+	return p.append(b, -1, true)
+}
+
+func (p *Partition) append(b []byte, acks int16, coordinator bool) (AppendResult, error) {
 	p.mu.Lock()
 	cfg := p.mu.config
 	_, err := p.leaderCheckLocked(acks)
@@ -255,7 +279,7 @@ func (p *Partition) Append(b []byte, acks int16) (AppendResult, error) {
 	if cfg.MaxMessageBytes > 0 && len(b) > int(cfg.MaxMessageBytes) {
 		return AppendResult{}, fmt.Errorf("%w: %d bytes > %d", ErrRecordTooLarge, len(b), cfg.MaxMessageBytes)
 	}
-	h, err := batch.Validate(b, batch.ValidateOptions{RequireKeys: cfg.Compacted, MaxDecompressed: maxDecompressed})
+	h, err := batch.Validate(b, batch.ValidateOptions{RequireKeys: cfg.Compacted, MaxDecompressed: maxDecompressed, Coordinator: coordinator})
 	if err != nil {
 		return AppendResult{}, err
 	}
@@ -277,7 +301,12 @@ func (p *Partition) Append(b []byte, acks int16) (AppendResult, error) {
 	if err != nil {
 		return AppendResult{}, err
 	}
-	dup, err := p.producers.check(&h)
+	var dup *batchMeta
+	if coordinator {
+		err = p.producers.checkEpoch(&h)
+	} else {
+		dup, err = p.producers.check(&h)
+	}
 	if err != nil {
 		return AppendResult{}, err
 	}
@@ -293,16 +322,35 @@ func (p *Partition) Append(b []byte, acks int16) (AppendResult, error) {
 		return AppendResult{}, err
 	}
 	h.BaseOffset = res.BaseOffset
-	p.producers.record(&h)
+	if err := p.appendedLocked(&h, nil, cfg); err != nil {
+		return AppendResult{}, err
+	}
+	return AppendResult{BaseOffset: res.BaseOffset, LastOffset: res.LastOffset, LogAppendTime: lat}, nil
+}
+
+// appendedLocked follows a leader's append of the batch h (control: the
+// whole batch, for a marker): the producer and transaction state, the
+// aborted-transaction index, the high watermark in page-cache mode, and the
+// follower fetches waiting for appends. appendMu held.
+func (p *Partition) appendedLocked(h *batch.Header, control []byte, cfg Config) error {
+	aborted, err := p.track(p.producers, h, control)
+	if err != nil {
+		return err
+	}
+	if aborted != nil {
+		if err := p.log.AddAbortedTxn(*aborted); err != nil {
+			return err
+		}
+	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if cfg.Log.FlushNever {
 		// Page-cache mode: the leader's copy counts as soon as it is written.
-		p.mu.repl.durableEnd = max(p.mu.repl.durableEnd, res.LastOffset+1)
+		p.mu.repl.durableEnd = max(p.mu.repl.durableEnd, h.LastOffset()+1)
 		p.updateHWLocked()
 	}
 	p.wakeAppendLocked()
-	p.mu.Unlock()
-	return AppendResult{BaseOffset: res.BaseOffset, LastOffset: res.LastOffset, LogAppendTime: lat}, nil
+	return nil
 }
 
 func checkTimestamps(h *batch.Header, now int64, cfg Config) error {
@@ -349,8 +397,10 @@ func (p *Partition) wakeLocked() {
 type Offsets struct {
 	LogStart      int64
 	HighWatermark int64
-	// LastStable is the last stable offset; it equals the high watermark
-	// until transactions land.
+	// LastStable is the last stable offset: the high watermark, or the
+	// first offset of an open transaction (or of a decided one whose
+	// marker is not yet below the high watermark) if lower; never below
+	// the log start (see txn.go).
 	LastStable int64
 	LogEnd     int64
 	Epoch      int32
@@ -359,9 +409,9 @@ type Offsets struct {
 // Offsets returns the partition's offsets.
 func (p *Partition) Offsets() Offsets {
 	p.mu.Lock()
-	hw, epoch := p.mu.hw, p.mu.leaderEpoch
-	p.mu.Unlock()
-	return Offsets{LogStart: p.log.LogStartOffset(), HighWatermark: hw, LastStable: hw, LogEnd: p.log.LogEndOffset(), Epoch: epoch}
+	defer p.mu.Unlock()
+	start := p.log.LogStartOffset()
+	return Offsets{LogStart: start, HighWatermark: p.mu.hw, LastStable: p.lastStableLocked(start), LogEnd: p.log.LogEndOffset(), Epoch: p.mu.leaderEpoch}
 }
 
 // Read appends to dst whole batches from offset up to the high watermark,
@@ -448,25 +498,33 @@ func (p *Partition) DeleteRecords(before int64) (int64, error) {
 		if err := p.log.DeleteRecords(before); err != nil {
 			return 0, err
 		}
+		// The last stable offset never lies below the log start: it may
+		// have moved (as Kafka's maybeIncrementFirstUnstableOffset).
+		p.mu.Lock()
+		p.wakeLocked()
+		p.mu.Unlock()
 	}
 	return p.log.LogStartOffset(), nil
 }
 
 // Cleanable reports how dirty the partition's log is, for compaction up to
-// the high watermark.
+// the last stable offset.
 func (p *Partition) Cleanable() plog.Cleanability {
-	return p.log.Cleanable(p.Offsets().HighWatermark)
+	return p.log.Cleanable(p.Offsets().LastStable)
 }
 
-// Clean runs one compaction pass over the log below the high watermark
-// with offset map m, keeping each idempotent producer's newest batch so its
-// sequence numbers still check after a restart. It sets o's MaxOffset,
-// ProducerLast and MaxDecompressed; the caller may set the rest.
+// Clean runs one compaction pass over the log below the last stable offset
+// (Kafka's first uncleanable offset: open transactions, and decided ones
+// whose markers are not yet replicated, stay dirty) with offset map m,
+// keeping each idempotent producer's newest batch so its sequence numbers
+// still check after a restart; the log removes aborted transactions'
+// records. It sets o's MaxOffset, ProducerLast and MaxDecompressed; the
+// caller may set the rest.
 func (p *Partition) Clean(ctx context.Context, m *plog.OffsetMap, o plog.CleanOptions) (plog.CleanStats, error) {
 	p.appendMu.Lock()
 	o.ProducerLast = p.producers.lastOffsets()
 	p.appendMu.Unlock()
-	o.MaxOffset = p.Offsets().HighWatermark
+	o.MaxOffset = p.Offsets().LastStable
 	o.MaxDecompressed = maxDecompressed
 	return p.log.Clean(ctx, m, o)
 }
