@@ -1,7 +1,9 @@
 // Package partition keeps one partition replica's state above its log: the
-// high watermark, the leader epoch, the idempotent-producer table, the fetch
-// requests waiting for new data, and Kafka's replication state (role, ISR,
-// what each follower has; see replica.go and follower.go).
+// high watermark, the leader epoch, the idempotent-producer table, the
+// transactions (open ones, markers, the last stable offset and
+// read_committed reads; see txn.go), the fetch requests waiting for new
+// data, and Kafka's replication state (role, ISR, what each follower has;
+// see replica.go and follower.go).
 //
 // Appends happen in two steps so that one connection's pipelined produce
 // requests keep their order while many share one fsync: Append validates,
