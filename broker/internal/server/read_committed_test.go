@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -332,5 +335,38 @@ func TestFranzGoReadCommittedSkipsAborted(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(c.want) {
 			t.Fatalf("consumed %v, want %v", got, c.want)
 		}
+	}
+}
+
+// The last stable offset is exported as a gauge.
+func TestLastStableOffsetGauge(t *testing.T) {
+	s := startTestServer(t)
+	cl := txnClient(t, s, "txm")
+	pid, ep := initProducer(t, cl)
+	txnID := "t3"
+	for _, b := range [][]byte{recordBatch(-1, 0, 0, false, "a"), recordBatch(pid, ep, 0, true, "b")} {
+		if sp := produceRaw(t, cl, "txm", &txnID, b); sp.ErrorCode != 0 {
+			t.Fatal(kerr.ErrorForCode(sp.ErrorCode))
+		}
+	}
+	ch := make(chan prometheus.Metric, 64)
+	newLogCollector(s).Collect(ch)
+	close(ch)
+	found := false
+	for m := range ch {
+		if !strings.Contains(m.Desc().String(), "runnel_broker_log_last_stable_offset") {
+			continue
+		}
+		var pb dto.Metric
+		if err := m.Write(&pb); err != nil {
+			t.Fatal(err)
+		}
+		if v := pb.GetGauge().GetValue(); v != 1 {
+			t.Fatalf("last stable offset gauge %v, want 1", v)
+		}
+		found = true
+	}
+	if !found {
+		t.Fatal("no last stable offset gauge")
 	}
 }
