@@ -23,11 +23,9 @@ package partition
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -71,8 +69,6 @@ type Options struct {
 // maxDecompressed bounds decompression when a compacted topic's batch must
 // be opened to check its keys.
 const maxDecompressed = 64 << 20
-
-const producerSnapshot = "producer-state.json"
 
 // Partition is one partition replica on this node. It is safe for
 // concurrent use.
@@ -144,78 +140,6 @@ func Open(o Options) (*Partition, error) {
 		}
 	}
 	return p, nil
-}
-
-// snapshot is the producer table at a log offset.
-type snapshot struct {
-	Offset    int64     `json:"offset"`
-	Producers producers `json:"producers"`
-}
-
-// loadProducers rebuilds the producer table and the transaction state: the
-// snapshot a clean Close wrote, then the log after it. Without a snapshot
-// (a crash), or when the log found its aborted-transaction index damaged,
-// the whole log is scanned, which also restores the index entries a crash
-// lost.
-func (p *Partition) loadProducers() error {
-	p.producers = producers{}
-	from := p.log.LogStartOffset()
-	path := p.fs.PathJoin(p.dir, producerSnapshot)
-	if f, err := p.fs.Open(path); err == nil {
-		var s snapshot
-		err := json.NewDecoder(f).Decode(&s)
-		f.Close()
-		switch {
-		case err != nil:
-			p.logger.Warn("producer snapshot unreadable; rebuilding from the log", "err", err)
-		case s.Offset > p.log.LogEndOffset():
-			p.logger.Warn("producer snapshot is ahead of the log; rebuilding from the log", "snapshot", s.Offset, "leo", p.log.LogEndOffset())
-		case p.log.TxnIndexDamaged():
-			p.logger.Warn("aborted-transaction index damaged; rebuilding the producer state and the index from the log")
-		default:
-			p.producers = s.Producers
-			if p.producers == nil {
-				p.producers = producers{}
-			}
-			from = max(s.Offset, from)
-		}
-		// The snapshot is only good until the log changes again.
-		if err := p.fs.Remove(path); err != nil {
-			return fmt.Errorf("partition: remove producer snapshot: %w", err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("partition: open producer snapshot: %w", err)
-	}
-	p.mu.Lock()
-	p.resetTxnsLocked()
-	p.mu.Unlock()
-	return p.scanLog(p.producers, from)
-}
-
-// saveProducers writes the producer table as of the log end offset, so the
-// next Open does not rescan the log.
-func (p *Partition) saveProducers() error {
-	data, err := json.Marshal(snapshot{Offset: p.log.LogEndOffset(), Producers: p.producers})
-	if err != nil {
-		return err
-	}
-	tmp := p.fs.PathJoin(p.dir, producerSnapshot+".tmp")
-	f, err := p.fs.Create(tmp, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return p.fs.Rename(tmp, p.fs.PathJoin(p.dir, producerSnapshot))
 }
 
 // SetConfig applies a changed topic configuration.
