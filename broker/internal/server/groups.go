@@ -61,9 +61,6 @@ type groupShard struct {
 		sync.Mutex
 		core    *group.Coordinator
 		waiters map[group.Waiter]chan kmsg.Response
-		// seqs are the sequence numbers of the transactional producers'
-		// batches in part (see txnSeqLocked).
-		seqs map[int64]producerSeq
 	}
 }
 
@@ -184,7 +181,6 @@ func (gc *groupCoordinator) currentLocked(i int) (*groupShard, error) {
 	sh := &groupShard{gc: gc, part: p, epoch: epoch, dropped: make(chan struct{})}
 	sh.mu.core = group.New(s.groupConfig())
 	sh.mu.waiters = map[group.Waiter]chan kmsg.Response{}
-	sh.mu.seqs = map[int64]producerSeq{}
 	if err := sh.load(s.now()); err != nil {
 		return nil, fmt.Errorf("load %s-%d: %w", offsetsTopic, i, err)
 	}

@@ -82,7 +82,6 @@ func (sh *groupShard) loadBatch(now time.Time, core *group.Coordinator, h *batch
 	producer := int64(-1)
 	if h.IsTransactional() {
 		producer = h.ProducerID
-		sh.noteSeqLocked(h)
 	}
 	return batch.ForEachRecord(b, 64<<20, func(r *batch.Record) error {
 		if err := core.LoadTxn(now, producer, r.Key, r.Value); err != nil {
@@ -117,27 +116,17 @@ func parseMarker(key []byte) (commit, ok bool, err error) {
 // the offsets topic's max.message.bytes fails with
 // partition.ErrRecordTooLarge for an Atomic Output (an OffsetCommit or
 // TxnOffsetCommit); any other (tombstones of expiry or deletions) is then
-// split in halves until the parts fit.
-//
-// The batch goes through Partition.Append, which checks a producer's
-// batch as a client's: its sequence numbers (so a transactional batch
-// carries the next sequence of its producer in this partition, see
-// txnSeqLocked) and its epoch (an older one fails with
-// partition.ErrInvalidEpoch, INVALID_PRODUCER_EPOCH). Interim:
-// Partition.AppendCoordinator, which checks no sequence (base sequence -1,
-// as Kafka's coordinators write) and refuses an older epoch, is to replace
-// it, and txnSeqLocked with it.
+// split in halves until the parts fit. Batches go through
+// Partition.AppendCoordinator, as Kafka's coordinators write: no sequence
+// numbers (base sequence -1), and a producer epoch older than the
+// partition has seen (the producer was fenced) fails with
+// partition.ErrInvalidEpoch.
 func (sh *groupShard) appendLocked(out group.Output) error {
 	return sh.appendRecordsLocked(out.Records, out.Atomic, out.Producer, sh.gc.s.now().UnixMilli())
 }
 
 func (sh *groupShard) appendRecordsLocked(recs []group.Record, atomic bool, prod *group.Producer, nowMs int64) error {
-	b := encodeBatch(recs, prod, sh.txnSeqLocked(prod), nowMs)
-	_, err := sh.part.Append(b, -1)
-	if err == nil && prod != nil {
-		h, _ := batch.ParseHeader(b)
-		sh.noteSeqLocked(&h)
-	}
+	_, err := sh.part.AppendCoordinator(encodeBatch(recs, prod, nowMs))
 	if errors.Is(err, partition.ErrRecordTooLarge) && !atomic && len(recs) > 1 {
 		half := len(recs) / 2
 		if err := sh.appendRecordsLocked(recs[:half], false, prod, nowMs); err != nil {
@@ -148,48 +137,10 @@ func (sh *groupShard) appendRecordsLocked(recs []group.Record, atomic bool, prod
 	return err
 }
 
-// producerSeq is where a transactional producer's batches in a shard's
-// partition are: its epoch and the sequence its next batch starts at.
-type producerSeq struct {
-	epoch int16
-	next  int32
-}
-
-// txnSeqLocked is the base sequence of prod's next batch in the shard's
-// partition (-1 without a producer): 0 for a producer or an epoch new
-// here, else the sequence after its last batch (learned in the load, then
-// from each append). The partition checks it as it checks a client's; see
-// appendLocked.
-func (sh *groupShard) txnSeqLocked(prod *group.Producer) int32 {
-	if prod == nil {
-		return -1
-	}
-	if s, ok := sh.mu.seqs[prod.ID]; ok && s.epoch == prod.Epoch {
-		return s.next
-	}
-	return 0
-}
-
-// noteSeqLocked records a transactional batch of the partition (appended
-// or loaded).
-func (sh *groupShard) noteSeqLocked(h *batch.Header) {
-	if h.BaseSequence < 0 || h.IsControl() {
-		return
-	}
-	if s, ok := sh.mu.seqs[h.ProducerID]; ok && s.epoch > h.ProducerEpoch {
-		return
-	}
-	next := h.LastSequence() + 1
-	if h.LastSequence() == 0x7fffffff {
-		next = 0
-	}
-	sh.mu.seqs[h.ProducerID] = producerSeq{epoch: h.ProducerEpoch, next: next}
-}
-
 // encodeBatch builds an uncompressed v2 record batch of recs: a plain one
 // (no producer), or with prod a transactional batch of that producer id
-// and epoch, starting at sequence seq.
-func encodeBatch(recs []group.Record, prod *group.Producer, seq int32, nowMs int64) []byte {
+// and epoch (without sequence numbers, as coordinators write).
+func encodeBatch(recs []group.Record, prod *group.Producer, nowMs int64) []byte {
 	var records []byte
 	for i, r := range recs {
 		records = batch.AppendRecord(records, &batch.Record{OffsetDelta: int32(i), Key: r.Key, Value: r.Value})
@@ -201,7 +152,7 @@ func encodeBatch(recs []group.Record, prod *group.Producer, seq int32, nowMs int
 	}
 	if prod != nil {
 		h.Attributes |= batch.AttrTransactional
-		h.ProducerID, h.ProducerEpoch, h.BaseSequence = prod.ID, prod.Epoch, seq
+		h.ProducerID, h.ProducerEpoch = prod.ID, prod.Epoch
 	}
 	return batch.AppendBatch(make([]byte, 0, batch.HeaderSize+len(records)), &h, records)
 }

@@ -45,7 +45,7 @@ func TestEncodeBatchValidates(t *testing.T) {
 		{Key: []byte("k2")}, // tombstone
 		{Key: []byte("k3"), Value: []byte{}},
 	}
-	b := encodeBatch(recs, nil, -1, 1234)
+	b := encodeBatch(recs, nil, 1234)
 	if _, err := batch.Validate(b, batch.ValidateOptions{RequireKeys: true}); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
@@ -102,12 +102,12 @@ func FuzzParseMarker(f *testing.F) {
 }
 
 func TestEncodeTransactionalBatch(t *testing.T) {
-	b := encodeBatch([]group.Record{{Key: []byte("k"), Value: []byte("v")}}, &group.Producer{ID: 7, Epoch: 3}, 5, 1234)
-	h, err := batch.Validate(b, batch.ValidateOptions{RequireKeys: true})
+	b := encodeBatch([]group.Record{{Key: []byte("k"), Value: []byte("v")}}, &group.Producer{ID: 7, Epoch: 3}, 1234)
+	h, err := batch.Validate(b, batch.ValidateOptions{RequireKeys: true, Coordinator: true})
 	if err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
-	if !h.IsTransactional() || h.IsControl() || h.ProducerID != 7 || h.ProducerEpoch != 3 || h.BaseSequence != 5 {
+	if !h.IsTransactional() || h.IsControl() || h.ProducerID != 7 || h.ProducerEpoch != 3 || h.BaseSequence != -1 {
 		t.Fatalf("header %+v", h)
 	}
 }

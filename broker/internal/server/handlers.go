@@ -88,6 +88,8 @@ func lookupHandler(key int16) (handler, bool) {
 		return handler{0, 1, handleAlterPartitionReassignments}, true
 	case kmsg.ListPartitionReassignments:
 		return handler{0, 0, handleListPartitionReassignments}, true
+	case kmsg.DescribeProducers:
+		return handler{0, 0, handleDescribeProducers}, true
 	}
 	return handler{}, false
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/binary"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/runnel-io/runnel/broker/internal/batch"
 	"github.com/runnel-io/runnel/broker/internal/configs"
+	"github.com/runnel-io/runnel/broker/internal/partition"
 )
 
 // testServer is a single-node server on loopback over a data directory.
@@ -71,23 +71,33 @@ func (ts *testServer) request(t *testing.T, req kmsg.Request) kmsg.Response {
 	return resp
 }
 
-// producerID gets a (non-transactional) producer id: transactional
-// InitProducerId is not wired yet, and the group coordinator does not ask.
-func (ts *testServer) producerID(t *testing.T) (int64, int16) {
+// producerID starts transactional id's producer and adds group g to its
+// transaction, so that the coordinator verifies its TxnOffsetCommits. The
+// transaction stays open at the coordinator for the whole test: the test
+// writes the markers to __consumer_offsets itself (writeMarker, endTxn), to
+// drive the group coordinator alone.
+func (ts *testServer) producerID(t *testing.T, id string) (int64, int16) {
 	t.Helper()
-	resp := ts.request(t, kmsg.NewPtrInitProducerIDRequest()).(*kmsg.InitProducerIDResponse)
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID, init.TransactionTimeoutMillis = kmsg.StringPtr(id), 900000
+	resp := ts.request(t, init).(*kmsg.InitProducerIDResponse)
 	if resp.ErrorCode != 0 {
 		t.Fatalf("InitProducerId: %s", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = id, resp.ProducerID, resp.ProducerEpoch, "g"
+	if code := ts.request(t, add).(*kmsg.AddOffsetsToTxnResponse).ErrorCode; code != 0 {
+		t.Fatalf("AddOffsetsToTxn: %s", kerr.ErrorForCode(code))
 	}
 	return resp.ProducerID, resp.ProducerEpoch
 }
 
-// txnCommit commits offset for t/part in producer pid's transaction.
-func (ts *testServer) txnCommit(t *testing.T, pid int64, epoch int16, part int32, offset int64) {
+// txnCommit commits offset for t/part in the transaction of id's producer.
+func (ts *testServer) txnCommit(t *testing.T, id string, pid int64, epoch int16, part int32, offset int64) {
 	t.Helper()
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
 	req.Version = 3
-	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = "tx", "g", pid, epoch
+	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = id, "g", pid, epoch
 	rt := kmsg.NewTxnOffsetCommitRequestTopic()
 	rt.Topic = "t"
 	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
@@ -137,27 +147,15 @@ func (ts *testServer) wantUnstable(t *testing.T, part int32, committed int64) {
 }
 
 // writeMarker appends a transaction marker of pid to __consumer_offsets-0
-// and syncs it, straight to the log, as WriteTxnMarkers will (its handler
-// is not wired yet), without telling the group coordinator.
+// and syncs it, as WriteTxnMarkers does, without telling the group
+// coordinator.
 func (ts *testServer) writeMarker(t *testing.T, pid int64, epoch int16, commit bool) {
 	t.Helper()
 	p := ts.partition(offsetsTopic, 0)
-	key := binary.BigEndian.AppendUint16([]byte{0, 0}, 0)
-	if commit {
-		key[3] = 1
-	}
-	value := (&kmsg.EndTxnMarker{}).AppendTo(nil)
-	rec := batch.AppendRecord(nil, &batch.Record{Key: key, Value: value})
-	now := time.Now().UnixMilli()
-	h := batch.Header{
-		Attributes: batch.AttrTransactional | batch.AttrControl, FirstTimestamp: now, MaxTimestamp: now,
-		ProducerID: pid, ProducerEpoch: epoch, BaseSequence: -1, NumRecords: 1,
-	}
-	_, leaderEpoch := p.Role()
-	if _, err := p.Log().Append(batch.AppendBatch(nil, &h, rec), leaderEpoch); err != nil {
+	if _, err := p.AppendMarker(partition.Marker{ProducerID: pid, ProducerEpoch: epoch, Commit: commit}); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Log().Sync(); err != nil {
+	if err := p.Commit(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -191,29 +189,27 @@ func TestTxnOffsetCommit(t *testing.T) {
 		t.Fatalf("FindCoordinator: %s", kerr.ErrorForCode(resp.ErrorCode))
 	}
 
-	pid, epoch := ts.producerID(t)
-	ts.txnCommit(t, pid, epoch, 0, 42)
+	pid, epoch := ts.producerID(t, "tx")
+	ts.txnCommit(t, "tx", pid, epoch, 0, 42)
 	ts.wantUnstable(t, 0, -1)
 	checkLastBatch(t, ts, pid, epoch)
 	ts.endTxn(t, pid, epoch, true)
 	ts.wantOffset(t, 0, 42)
 
-	ts.txnCommit(t, pid, epoch, 0, 50)
+	ts.txnCommit(t, "tx", pid, epoch, 0, 50)
 	ts.wantUnstable(t, 0, 42)
 	ts.endTxn(t, pid, epoch, false)
 	ts.wantOffset(t, 0, 42)
-	// An older epoch of the producer is fenced by the partition, and its
-	// offsets dropped.
-	ts.txnCommit(t, pid, epoch+2, 0, 55)
-	ts.endTxn(t, pid, epoch+2, false)
+	// Another epoch than the coordinator's is refused before anything is
+	// written.
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
+	req.Version = 3
 	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = "tx", "g", pid, epoch+1
 	req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 56}}}}
-	if resp := ts.request(t, req).(*kmsg.TxnOffsetCommitResponse); resp.Topics[0].Partitions[0].ErrorCode != kerr.InvalidProducerEpoch.Code {
-		t.Fatalf("TxnOffsetCommit with an older epoch: %s", kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode))
+	if resp := ts.request(t, req).(*kmsg.TxnOffsetCommitResponse); resp.Topics[0].Partitions[0].ErrorCode != kerr.ProducerFenced.Code {
+		t.Fatalf("TxnOffsetCommit with another epoch: %s", kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode))
 	}
 	ts.wantOffset(t, 0, 42)
-	epoch += 2
 
 	if err := ts.groups.completeTxn(7, pid, true); errCode(err) != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("completeTxn of a partition that does not exist: %v", err)
@@ -221,11 +217,11 @@ func TestTxnOffsetCommit(t *testing.T) {
 
 	// Restart: t/1's transaction has its commit marker in the log, t/2's
 	// none, t/0's an abort marker.
-	pid2, epoch2 := ts.producerID(t)
-	pid3, epoch3 := ts.producerID(t)
-	ts.txnCommit(t, pid, epoch, 0, 60)
-	ts.txnCommit(t, pid2, epoch2, 1, 7)
-	ts.txnCommit(t, pid3, epoch3, 2, 9)
+	pid2, epoch2 := ts.producerID(t, "tx2")
+	pid3, epoch3 := ts.producerID(t, "tx3")
+	ts.txnCommit(t, "tx", pid, epoch, 0, 60)
+	ts.txnCommit(t, "tx2", pid2, epoch2, 1, 7)
+	ts.txnCommit(t, "tx3", pid3, epoch3, 2, 9)
 	ts.writeMarker(t, pid2, epoch2, true)
 	ts.writeMarker(t, pid, epoch, false)
 	ts.stop(t)
@@ -239,7 +235,7 @@ func TestTxnOffsetCommit(t *testing.T) {
 
 	// The producer's next transaction after its markers: its batch
 	// follows them.
-	ts.txnCommit(t, pid, epoch, 0, 70)
+	ts.txnCommit(t, "tx", pid, epoch, 0, 70)
 	ts.endTxn(t, pid, epoch, true)
 	ts.wantOffset(t, 0, 70)
 }

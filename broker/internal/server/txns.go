@@ -328,7 +328,7 @@ func (sh *txnShard) appendLocked(recs []txn.Record) error {
 	for i, r := range recs {
 		gr[i] = group.Record{Key: r.Key, Value: r.Value}
 	}
-	_, err := sh.part.Append(encodeBatch(gr, sh.tc.s.now().UnixMilli()), -1)
+	_, err := sh.part.AppendCoordinator(encodeBatch(gr, nil, sh.tc.s.now().UnixMilli()))
 	return err
 }
 
