@@ -144,7 +144,7 @@ func TestPipeline(t *testing.T) {
 	cfg := func(name string) Config {
 		return Config{Name: name, Seeds: []string{addr}, Group: "g", Topic: "in", Output: "out",
 			TransactionalID: "txn-" + name, SessionTimeout: 6 * time.Second, HeartbeatInterval: time.Second,
-			MaxPollRecords: 50}
+			FetchMaxPartitionBytes: 256}
 	}
 	in := Start(cfg("in"), board)
 	defer in.Stop(context.Background())

@@ -36,9 +36,12 @@ type Config struct {
 	TransactionalID string
 	// TransactionTimeout is kgo's default (40s) when zero.
 	TransactionTimeout time.Duration
-	// MaxPollRecords bounds the records of one poll, and so of one
-	// transaction; no bound when zero.
-	MaxPollRecords int
+	// FetchMaxPartitionBytes bounds what one fetch takes of a partition
+	// (kgo.FetchMaxPartitionBytes: a soft bound, a larger record batch
+	// still comes whole), and so the size of a pipeline stage's
+	// transactions, which copy what one poll returns; kgo's default
+	// (1 MiB) when zero.
+	FetchMaxPartitionBytes int32
 }
 
 // Kind is what an Event reports.
@@ -127,6 +130,9 @@ func groupOpts(cfg Config, emit func([]Event)) ([]kgo.Opt, error) {
 	}
 	if cfg.InstanceID != "" {
 		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
+	}
+	if cfg.FetchMaxPartitionBytes > 0 {
+		opts = append(opts, kgo.FetchMaxPartitionBytes(cfg.FetchMaxPartitionBytes))
 	}
 	return opts, nil
 }

@@ -13,18 +13,21 @@ import (
 // session after its last one failed.
 const sessionBackoff = 250 * time.Millisecond
 
-// errSessionFailed: End returned an error, after which franz-go's session
-// must not go on.
+// errSessionFailed: loading the producer id or End failed, after which
+// franz-go's session must not go on.
 var errSessionFailed = errors.New("groupmember: transact session failed")
 
 // RunTransact runs one stage of an exactly-once consume-transform-produce
 // pipeline until ctx ends: a kgo.GroupTransactSession used as franz-go
-// documents it (its examples/transactions/eos). It polls cfg.Topic
-// read_committed, begins a transaction, produces each record's key and
-// value to cfg.Output, and ends the transaction with a commit if every
-// produce succeeded (kgo.AbortingFirstErrPromise); the session commits the
-// polled offsets in the same transaction (TxnOffsetCommit) and aborts
-// instead when the group rebalanced meanwhile.
+// documents it (its examples/transactions/eos). It loads its producer id
+// first (InitProducerId, as Kafka's initTransactions), then in a loop
+// polls cfg.Topic read_committed, begins a transaction, produces each
+// record's key and value to cfg.Output, and ends the transaction with a
+// commit if every produce succeeded (kgo.AbortingFirstErrPromise); the
+// session commits the polled offsets in the same transaction
+// (TxnOffsetCommit) and aborts instead when the group rebalanced
+// meanwhile. A transaction copies what one poll returns: about
+// cfg.FetchMaxPartitionBytes of each partition the stage owns.
 //
 // It emits Assigned, Revoked and Lost like Run, and for every transaction
 // Committed (the offsets committed, N records copied), Aborted (N records
@@ -35,7 +38,8 @@ var errSessionFailed = errors.New("groupmember: transact session failed")
 // An error from End leaves the session unusable (franz-go: "no returned
 // error is retryable"): the stage reports it as Failed, closes the
 // session and opens a new one with the same transactional id, whose
-// InitProducerId fences the old producer and aborts its transaction. The
+// InitProducerId fences the old producer and aborts its transaction; so
+// does an error loading the producer id. The
 // same happens when the process is SIGKILLed and started again with the
 // same Config. When ctx ends the stage finishes the transaction in hand,
 // then leaves the group.
@@ -57,7 +61,7 @@ func RunTransact(ctx context.Context, cfg Config, emit func([]Event)) error {
 }
 
 // transactSession runs one GroupTransactSession until ctx ends (nil) or
-// End fails (errSessionFailed, reported as Failed).
+// it fails (errSessionFailed, reported as Failed).
 func transactSession(ctx context.Context, cfg Config, emit func([]Event)) error {
 	opts, err := groupOpts(cfg, emit)
 	if err != nil {
@@ -76,11 +80,26 @@ func transactSession(ctx context.Context, cfg Config, emit func([]Event)) error 
 		return err
 	}
 	defer sess.Close()
+	// Load the producer id before polling, as Kafka's initTransactions:
+	// InitProducerId fences a predecessor with our transactional id and
+	// aborts its open transaction at once. Loaded lazily, at the first
+	// produce, it would come after the group's OffsetFetch, which
+	// (require_stable) may wait for that very transaction's offsets.
+	if _, _, err := sess.Client().ProducerID(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		emit([]Event{{Kind: Failed, Err: fmt.Sprintf("init producer id: %v; starting a new session", err)}})
+		return errSessionFailed
+	}
 	// A transaction begun is ended even when ctx ends meanwhile: End
 	// with a cancelled context leaves the client in an invalid state.
 	txnCtx := context.WithoutCancel(ctx)
 	for {
-		fs := sess.PollRecords(ctx, cfg.MaxPollRecords)
+		// PollFetches, not PollRecords: a poll takes what every owned
+		// partition has buffered, where a bound on records would drain
+		// one partition while the others wait.
+		fs := sess.PollFetches(ctx)
 		if ctx.Err() != nil {
 			return nil // no transaction is open: it begins after the poll
 		}
