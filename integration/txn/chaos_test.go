@@ -8,10 +8,20 @@ import (
 	"time"
 )
 
-// The chaos schedule: a random pause between faults, a random downtime
-// for each victim, and a bound on how long the pipeline may take to
-// commit again on every unfinished partition after a fault.
+// The chaos schedule: faults planned faults, half of them member kills
+// and half broker kills in a random order, the first when the group has
+// committed firstFault of the input and the last at lastFault, evenly
+// between; a random pause before each and a random downtime for each
+// victim; and a bound on how long the pipeline may take to commit again
+// on every unfinished partition after a fault. Tied to progress rather
+// than to time, the faults spread over the copy whatever its speed; but
+// as each takes some 6 to 9 s (a member's session timeout, a broker's
+// restart and catch-up), the copy must last longer than they do, which
+// the test checks.
 const (
+	faults            = 6
+	firstFault        = 0.05
+	lastFault         = 0.6
 	minPause          = 300 * time.Millisecond
 	maxPause          = 2 * time.Second
 	maxMemberDowntime = time.Second
@@ -20,7 +30,7 @@ const (
 )
 
 // chaos SIGKILLs pipeline members and brokers at random, from a seed,
-// until the pipeline is done. It runs on the test goroutine.
+// while the pipeline copies. It runs on the test goroutine.
 type chaos struct {
 	t       *testing.T
 	rng     *rand.Rand
@@ -39,15 +49,37 @@ func (ch *chaos) progress(ctx context.Context) (offsets, error) {
 	return ch.c.committed(ctx, ch.group, ch.input)
 }
 
-// run injects faults until every input partition's committed offset is
-// its end offset. After each fault it waits, up to recoverTimeout, until
-// the group commits again on every partition that was not done, so no
-// fault follows before the pipeline recovered from the last one.
+// run injects the planned faults, each once the group has committed its
+// share of the input, and returns after the last one, or earlier if the
+// pipeline is done. The first waits for a first transaction and a
+// healthy cluster, so that __consumer_offsets and __transaction_state
+// exist and are in sync. After each fault it waits, up to
+// recoverTimeout, until the group commits again on every partition that
+// was not done, so no fault follows before the pipeline recovered from
+// the last one.
 func (ch *chaos) run(ctx context.Context) {
 	ch.t.Helper()
+	first, cancel := context.WithTimeout(ctx, recoverTimeout)
+	err := waitFor(first, "the pipeline's first transaction", func(ctx context.Context) string {
+		if got, err := ch.progress(ctx); err != nil || got.sum() == 0 {
+			return fmt.Sprintf("committed offsets %v (%v); members exited on their own: %q", got, err, ch.p.exited())
+		}
+		return ""
+	})
+	cancel()
+	if err != nil {
+		ch.t.Fatal(err)
+	}
+	ch.c.waitHealthy(ctx, "every partition, the internal topics' too, with a full ISR")
 	ch.started = time.Now()
-	for {
-		if ch.pause(ctx) {
+	brokerKill := make([]bool, faults)
+	for i := range faults / 2 {
+		brokerKill[i] = true
+	}
+	ch.rng.Shuffle(faults, func(i, j int) { brokerKill[i], brokerKill[j] = brokerKill[j], brokerKill[i] })
+	for i, broker := range brokerKill {
+		share := firstFault + (lastFault-firstFault)*float64(i)/float64(faults-1)
+		if ch.await(ctx, int64(share*float64(ch.ends.sum()))) {
 			return
 		}
 		before, err := ch.progress(ctx)
@@ -55,31 +87,38 @@ func (ch *chaos) run(ctx context.Context) {
 			ch.t.Fatalf("chaos: %v", err)
 		}
 		var what string
-		if ch.rng.IntN(2) == 0 {
-			what = ch.killMember(ctx)
-		} else {
+		if broker {
 			what = ch.killBroker(ctx)
+		} else {
+			what = ch.killMember(ctx)
 		}
 		start := time.Now()
 		ch.awaitRecovery(ctx, what, before)
-		ch.t.Logf("chaos %5.1fs: %s; every unfinished partition committed again %v later",
-			time.Since(ch.started).Seconds(), what, time.Since(start).Round(time.Millisecond))
+		ch.t.Logf("chaos %5.1fs, %4.1f%% committed before: %s; every unfinished partition committed again %v later",
+			time.Since(ch.started).Seconds(), 100*float64(before.sum())/float64(ch.ends.sum()), what, time.Since(start).Round(time.Millisecond))
 	}
 }
 
-// pause waits a random time between faults; it returns true as soon as
-// the pipeline is done.
-func (ch *chaos) pause(ctx context.Context) bool {
-	deadline := time.After(ch.duration(minPause, maxPause))
+// await waits until the group has committed at least n records of the
+// input, then a random pause; it returns true as soon as the pipeline is
+// done. The pipeline runs unhindered meanwhile: the test's deadline bounds
+// the wait.
+func (ch *chaos) await(ctx context.Context, n int64) bool {
+	ch.t.Helper()
+	var pause <-chan time.Time
 	for {
-		if done, _ := ch.done(ctx); done {
+		done, got := ch.done(ctx)
+		if done {
 			return true
 		}
+		if pause == nil && got.sum() >= n {
+			pause = time.After(ch.duration(minPause, maxPause))
+		}
 		select {
-		case <-deadline:
+		case <-pause:
 			return false
 		case <-ctx.Done():
-			return false // the next wait reports it
+			ch.t.Fatalf("chaos: waiting for %d committed records: %v; committed %v", n, ctx.Err(), got)
 		case <-time.After(pollStep):
 		}
 	}
@@ -143,6 +182,21 @@ func (ch *chaos) done(ctx context.Context) (bool, offsets) {
 		}
 	}
 	return true, got
+}
+
+// awaitDone waits until the group has committed the input's end offsets,
+// up to the test's deadline.
+func (ch *chaos) awaitDone(ctx context.Context) {
+	ch.t.Helper()
+	err := waitFor(ctx, "the group to commit the input's end offsets", func(ctx context.Context) string {
+		if done, got := ch.done(ctx); !done {
+			return fmt.Sprintf("committed %v, end offsets %v; members exited on their own: %q", got, ch.ends, ch.p.exited())
+		}
+		return ""
+	})
+	if err != nil {
+		ch.t.Fatal(err)
+	}
 }
 
 // awaitRecovery waits until every input partition whose committed offset

@@ -39,6 +39,7 @@ func TestCheckCopies(t *testing.T) {
 		{"aborted copy read committed", with(committedRead, log[2]), log, []string{"aborted read committed", "duplicated"}},
 		{"committed copy skipped", without(committedRead, 5), log, []string{"lost", "skipped"}},
 		{"transaction left open", committedRead[:2], log[:3], []string{"lost", "lost uncommitted", "open", "open read committed"}},
+		{"record only read committed", with(committedRead, data(7, 1, 2)), log, []string{"duplicated", "phantom"}},
 		{"value changed", append(slices.Clone(committedRead[:1]), data(1, 1, 2), log[3], log[5], log[6]), log, []string{"divergent", "duplicated", "lost"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

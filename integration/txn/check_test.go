@@ -3,6 +3,7 @@ package txn
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 )
@@ -47,32 +48,30 @@ func (r *report) String() string {
 // fates walks one partition's read_uncommitted read in offset order and
 // decides each data record's fate by the next control record of its
 // producer id (the partition's transaction markers), independently of
-// the broker's read_committed filtering. It returns the fate of each
-// data record's offset and the number of markers.
-func fates(rs []rec) (map[int64]string, int) {
-	out := map[int64]string{}
-	pending := map[int64][]int64{} // producer id → offsets awaiting its marker
-	markers := 0
-	for _, r := range rs {
+// the broker's read_committed filtering. fate[i] is rs[i]'s ("" for a
+// control record).
+func fates(rs []rec) []string {
+	fate := make([]string, len(rs))
+	pending := map[int64][]int{} // producer id → indexes awaiting its marker
+	for i, x := range rs {
 		switch {
-		case r.Control != notControl:
-			markers++
-			fate := aborted
-			if r.Control == commitMarker {
-				fate = committed
+		case x.Control != notControl:
+			f := aborted
+			if x.Control == commitMarker {
+				f = committed
 			}
-			for _, o := range pending[r.ProducerID] {
-				out[o] = fate
+			for _, j := range pending[x.ProducerID] {
+				fate[j] = f
 			}
-			delete(pending, r.ProducerID)
-		case r.Txn:
-			pending[r.ProducerID] = append(pending[r.ProducerID], r.Offset)
-			out[r.Offset] = open
+			delete(pending, x.ProducerID)
+		case x.Txn:
+			pending[x.ProducerID] = append(pending[x.ProducerID], i)
+			fate[i] = open
 		default:
-			out[r.Offset] = committed
+			fate[i] = committed
 		}
 	}
-	return out, markers
+	return fate
 }
 
 // copies is what checkCopies counted.
@@ -84,30 +83,41 @@ type copies struct {
 
 // checkCopies checks the output topic, read both ways, against the n
 // input values: the read_uncommitted read's markers decide which records
-// committed; read_committed must return exactly those (none aborted, none
-// skipped, the same value at each offset); they must hold every input
-// value exactly once; the read_uncommitted read every value at least
-// once; and no transaction may be left open.
+// committed; read_committed must return exactly those (none aborted or
+// open, none skipped, the same value at each offset); they must hold
+// every input value exactly once; the read_uncommitted read every value
+// at least once; and no transaction may be left open. Both reads are in
+// offset order per partition.
 func checkCopies(n int, readCommitted, readUncommitted map[int32][]rec) (copies, *report) {
 	var c copies
 	r := &report{}
 	inCommitted := make([]int32, n)
 	inUncommitted := make([]int32, n)
+	count := func(in []int32, x rec, p int32, read string) {
+		if x.Number < 0 || x.Number >= n {
+			r.add("strange value", "%d/%d in the %s read", p, x.Offset, read)
+			return
+		}
+		in[x.Number]++
+	}
+	for p := range readCommitted {
+		if _, ok := readUncommitted[p]; !ok {
+			r.add("phantom", "read_committed returned records of partition %d, read_uncommitted none", p)
+		}
+	}
 	for _, p := range slices.Sorted(maps.Keys(readUncommitted)) {
 		all := readUncommitted[p]
-		fate, markers := fates(all)
-		c.Markers += markers
-		values := map[int64]int{} // offset → number, data records only
-		for _, x := range all {
+		fate := fates(all)
+		for i, x := range all {
 			if x.Control != notControl {
+				c.Markers++
 				if x.Control != abortMarker && x.Control != commitMarker {
 					r.add("bad marker", "%d/%d: control record of type %d", p, x.Offset, x.Control)
 				}
 				continue
 			}
 			c.Uncommitted++
-			values[x.Offset] = x.Number
-			switch fate[x.Offset] {
+			switch fate[i] {
 			case committed:
 				c.Committed++
 			case aborted:
@@ -116,45 +126,39 @@ func checkCopies(n int, readCommitted, readUncommitted map[int32][]rec) (copies,
 				c.Open++
 				r.add("open", "%d/%d (value %d): no marker of producer %d follows it", p, x.Offset, x.Number, x.ProducerID)
 			}
-			if x.Number < 0 || x.Number >= n {
-				r.add("strange value", "%d/%d in the read_uncommitted read", p, x.Offset)
-				continue
-			}
-			inUncommitted[x.Number]++
+			count(inUncommitted, x, p, "read_uncommitted")
 		}
-		seen := map[int64]bool{}
+		// Walk both reads in offset order: i is the next record of the
+		// read_uncommitted read not yet matched.
+		i := 0
+		skip := func(below int64) { // committed records before offset below were not read committed
+			for ; i < len(all) && all[i].Offset < below; i++ {
+				if all[i].Control == notControl && fate[i] == committed {
+					r.add("skipped", "read_committed did not return %d/%d (value %d), which a COMMIT marker follows", p, all[i].Offset, all[i].Number)
+				}
+			}
+		}
 		for _, x := range readCommitted[p] {
 			if x.Control != notControl {
 				continue
 			}
-			seen[x.Offset] = true
-			want, ok := values[x.Offset]
+			skip(x.Offset)
 			switch {
-			case !ok:
+			case i == len(all) || all[i].Offset != x.Offset || all[i].Control != notControl:
 				r.add("phantom", "read_committed returned %d/%d (value %d), which read_uncommitted does not have", p, x.Offset, x.Number)
-			case want != x.Number:
-				r.add("divergent", "%d/%d holds value %d read_committed, %d read_uncommitted", p, x.Offset, x.Number, want)
-			case fate[x.Offset] == aborted:
+			case all[i].Number != x.Number:
+				r.add("divergent", "%d/%d holds value %d read_committed, %d read_uncommitted", p, x.Offset, x.Number, all[i].Number)
+			case fate[i] == aborted:
 				r.add("aborted read committed", "read_committed returned %d/%d (value %d), which an ABORT marker follows", p, x.Offset, x.Number)
-			case fate[x.Offset] == open:
+			case fate[i] == open:
 				r.add("open read committed", "read_committed returned %d/%d (value %d), which no marker follows", p, x.Offset, x.Number)
 			}
-			if x.Number < 0 || x.Number >= n {
-				r.add("strange value", "%d/%d in the read_committed read", p, x.Offset)
-				continue
+			if i < len(all) && all[i].Offset == x.Offset {
+				i++
 			}
-			inCommitted[x.Number]++
+			count(inCommitted, x, p, "read_committed")
 		}
-		for _, o := range slices.Sorted(maps.Keys(fate)) {
-			if fate[o] == committed && !seen[o] {
-				r.add("skipped", "read_committed did not return %d/%d (value %d), which a COMMIT marker follows", p, o, values[o])
-			}
-		}
-	}
-	for p := range readCommitted {
-		if _, ok := readUncommitted[p]; !ok {
-			r.add("phantom", "read_committed returned records of partition %d, read_uncommitted none", p)
-		}
+		skip(math.MaxInt64)
 	}
 	for i := range n {
 		switch {

@@ -21,18 +21,20 @@ const nodes = 3
 // settings of every node: brokertest's quick failover, replication
 // factor 3 and min.insync.replicas 2 for every topic, __consumer_offsets
 // and __transaction_state included (few partitions each, so a restarted
-// node catches up fast).
+// node catches up fast), and a transaction left open aborted within a
+// second of its timeout.
 func settings() map[string]string {
 	s := brokertest.QuickFailover()
 	maps.Copy(s, map[string]string{
-		"default.replication.factor":               "3",
-		"min.insync.replicas":                      "2",
-		"offsets.topic.replication.factor":         "3",
-		"offsets.topic.num.partitions":             "5",
-		"transaction.state.log.replication.factor": "3",
-		"transaction.state.log.min.isr":            "2",
-		"transaction.state.log.num.partitions":     "5",
-		"group.initial.rebalance.delay.ms":         "0",
+		"default.replication.factor":                                  "3",
+		"min.insync.replicas":                                         "2",
+		"offsets.topic.replication.factor":                            "3",
+		"offsets.topic.num.partitions":                                "5",
+		"transaction.state.log.replication.factor":                    "3",
+		"transaction.state.log.min.isr":                               "2",
+		"transaction.state.log.num.partitions":                        "5",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
+		"group.initial.rebalance.delay.ms":                            "0",
 	})
 	return s
 }
@@ -58,11 +60,11 @@ func startCluster(t *testing.T) *cluster {
 	return &cluster{Processes: ps, t: t, adm: kadm.NewClient(cl)}
 }
 
-// createTopic creates topic with RF 3 and waits until the cluster is
-// healthy.
+// createTopic creates topic with RF 3 and min.insync.replicas 2, and
+// waits until the cluster is healthy.
 func (c *cluster) createTopic(ctx context.Context, topic string, partitions int32) {
 	c.t.Helper()
-	resp, err := c.adm.CreateTopic(ctx, partitions, nodes, nil, topic)
+	resp, err := c.adm.CreateTopic(ctx, partitions, nodes, map[string]*string{"min.insync.replicas": new("2")}, topic)
 	if err == nil {
 		err = resp.Err
 	}
@@ -149,6 +151,33 @@ func (c *cluster) endOffsets(ctx context.Context, topic string, readCommitted bo
 	out := offsets{}
 	listed.Each(func(o kadm.ListedOffset) { out[o.Partition] = o.Offset })
 	return out, nil
+}
+
+// awaitStable waits, up to healthTimeout, until every transaction on
+// topic has ended (its last stable offsets are its high watermarks), and
+// returns its high watermarks.
+func (c *cluster) awaitStable(ctx context.Context, topic string) offsets {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	var hwm offsets
+	err := waitFor(ctx, "every transaction on "+topic+" to end", func(ctx context.Context) string {
+		lso, err := c.endOffsets(ctx, topic, true)
+		if err != nil {
+			return err.Error()
+		}
+		if hwm, err = c.endOffsets(ctx, topic, false); err != nil {
+			return err.Error()
+		}
+		if !maps.Equal(lso, hwm) {
+			return fmt.Sprintf("last stable offsets %v, high watermarks %v", lso, hwm)
+		}
+		return ""
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return hwm
 }
 
 // committed returns group's committed offsets of topic's partitions (a

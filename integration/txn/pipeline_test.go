@@ -30,8 +30,9 @@ type pipeline struct {
 	all     []*groupmember.Member // every process started, in order
 }
 
-// startPipeline starts n members of group copying input to output.
-func startPipeline(t *testing.T, seeds []string, group, input, output string, n, maxPollRecords int) *pipeline {
+// startPipeline starts n members of group copying input to output, each
+// fetch taking about fetchBytes of a partition.
+func startPipeline(t *testing.T, seeds []string, group, input, output string, n int, fetchBytes int32) *pipeline {
 	t.Helper()
 	p := &pipeline{t: t, board: groupmember.NewBoard()}
 	for i := range n {
@@ -40,7 +41,7 @@ func startPipeline(t *testing.T, seeds []string, group, input, output string, n,
 			Name: name, Seeds: seeds, Group: group, Topic: input, Output: output,
 			TransactionalID: group + "-" + name, TransactionTimeout: transactionTimeout,
 			SessionTimeout: sessionTimeout, HeartbeatInterval: heartbeatInterval,
-			MaxPollRecords: maxPollRecords,
+			FetchMaxPartitionBytes: fetchBytes,
 		})
 		p.running = append(p.running, nil)
 		p.start(i)

@@ -36,10 +36,11 @@ func number(v []byte) int {
 }
 
 // fill writes values 0..n-1 to topic with an idempotent acks=all
-// producer, spread over its partitions.
-func fill(ctx context.Context, seeds []string, topic string, n int) error {
+// producer, spread over its partitions, in record batches of at most
+// batchBytes.
+func fill(ctx context.Context, seeds []string, topic string, n int, batchBytes int32) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.DefaultProduceTopic(topic),
-		kgo.ClientID("eos-fill"), kgo.MaxBufferedRecords(100_000))
+		kgo.ClientID("eos-fill"), kgo.MaxBufferedRecords(100_000), kgo.ProducerBatchMaxBytes(batchBytes))
 	if err != nil {
 		return err
 	}
