@@ -269,10 +269,7 @@ func TestConsumeFollowDefaultsToEnd(t *testing.T) {
 }
 
 func TestConsumeReadCommitted(t *testing.T) {
-	// Runnel's broker gains transactions with issue 5 (it refuses
-	// transactional ids until then); meanwhile this runs on kfake, which
-	// implements them. Switch to newCLI(t) when transactions land.
-	c := &cli{t: t, addr: startKfake(t)}
+	c := newCLI(t)
 	c.ok("", "topic", "create", "txn", "-p", "1")
 	cl := c.client(kgo.TransactionalID("test-txn"), kgo.DefaultProduceTopic("txn"))
 	for _, tc := range []struct {
