@@ -24,10 +24,11 @@ const (
 	// partition.
 	batchBytes = 8 << 10
 	// defaultRecords is N when RUNNEL_TXN_RECORDS is not set: the issue's
-	// million. Measured on the 2-core CI machine with -race: the test
-	// takes about 100 s alone (cluster 5 s, fill 13-16 s, copying with
-	// the faults 65 s, both reads and the check 12-22 s) and 104 s
-	// within `make test-integration`, beside the other packages.
+	// million. Measured with -race on a 2-core machine of CI's kind
+	// (`go test -race -run TestExactlyOnceUnderKills ./integration/txn`):
+	// 77 to 122 s alone (cluster 5 s, fill 12-16 s, the copy under its six
+	// faults 47-84 s, both reads and the check 12-20 s), 150 s beside the
+	// other integration packages, which is why make runs it alone.
 	defaultRecords = 1_000_000
 )
 
