@@ -268,11 +268,14 @@ func TestConsumeFollowDefaultsToEnd(t *testing.T) {
 	}
 }
 
+// TestConsumeReadCommitted checks that read_committed skips an aborted
+// transaction's records between two committed ones, and that consume
+// without -f ends at a log end that is a transaction marker.
 func TestConsumeReadCommitted(t *testing.T) {
-	// Runnel's broker gains transactions with issue 5 (it refuses
-	// transactional ids until then); meanwhile this runs on kfake, which
-	// implements them. Switch to newCLI(t) when transactions land.
-	c := &cli{t: t, addr: startKfake(t)}
+	onBrokers(t, testConsumeReadCommitted)
+}
+
+func testConsumeReadCommitted(t *testing.T, c *cli) {
 	c.ok("", "topic", "create", "txn", "-p", "1")
 	cl := c.client(kgo.TransactionalID("test-txn"), kgo.DefaultProduceTopic("txn"))
 	for _, tc := range []struct {
