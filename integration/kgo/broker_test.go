@@ -21,8 +21,9 @@ func startBroker(t *testing.T) (addr string) {
 // are 1, for single nodes). min.insync.replicas stays at Kafka's default, 1:
 // the suite creates topics with KGO_TEST_RF and sets no min.insync.replicas.
 var clusterSettings = map[string]string{
-	"offsets.topic.replication.factor": "3",
-	"default.replication.factor":       "3",
+	"offsets.topic.replication.factor":         "3",
+	"transaction.state.log.replication.factor": "3",
+	"default.replication.factor":               "3",
 }
 
 // startCluster starts an n-node Runnel cluster (brokertest.StartCluster) for

@@ -52,6 +52,7 @@ var allow = []struct{ name, exercises string }{
 	{"TestUnknownGroupOffsetFetchPinned", "OffsetFetch for a group that does not exist is answered (the client must not panic)"},
 	{"TestIssue1034", "batched FindCoordinator (v4): one answer per key, each naming its key"},
 	{"TestConsumeRegex", "regex consume skips internal topics: __consumer_offsets, created on FindCoordinator, is internal in Metadata"},
+	{"TestTxnEtl", "transactions: GroupTransactSession chains KGO_TEST_RECORDS records through groups with InitProducerID (transactional), AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit, EndTxn, markers and read_committed, aborting some on purpose"},
 }
 
 // skipsAllowed are the subtests of allowed tests that may skip, and why; any
@@ -79,7 +80,6 @@ func kgoTestRecords(def string) string {
 
 // deny lists the suite's broker-facing tests that are left out, and why.
 var deny = []struct{ name, reason string }{
-	{"TestTxnEtl", "transactions (InitProducerID with a transactional id, AddPartitionsToTxn, EndTxn, TxnOffsetCommit, read_committed) and groups"},
 	{"Test848RegexBrokerResolves", "KIP-848 consumer groups (ConsumerGroupHeartbeat); skips itself where unsupported"},
 	{"TestShareGroup", "share groups (KIP-932): not planned; skips itself where unsupported"},
 	{"TestShareGroupETL", "share groups (KIP-932): not planned; skips itself where unsupported"},

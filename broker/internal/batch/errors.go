@@ -44,6 +44,8 @@ import (
 //	                                              append to ... should be 0" (UnifiedLog)
 //	ErrSequence      INVALID_RECORD (87)          "Invalid sequence number" (producer id set,
 //	                                              base sequence < 0)
+//	ErrNoProducerID  INVALID_RECORD (87)          a transactional batch without a producer
+//	                                              id (it cannot be ended by a marker)
 //	ErrNoKey         INVALID_RECORD (87)          "Compacted topic cannot accept message
 //	                                              without key"; Kafka also names the record
 //	                                              in ProduceResponse RecordErrors
@@ -71,6 +73,7 @@ var (
 	ErrBaseOffset   = errors.New("batch: produced batch with a base offset other than 0")
 	ErrSequence     = errors.New("batch: producer id without a base sequence")
 	ErrNoKey        = errors.New("batch: record without a key for a compacted topic")
+	ErrNoProducerID = errors.New("batch: transactional batch without a producer id")
 	ErrDecompress   = errors.New("batch: records do not decompress")
 )
 

@@ -26,6 +26,11 @@ type ValidateOptions struct {
 	// for the producer state), and a coordinator-written marker has a
 	// producer id without a base sequence.
 	Stored bool
+
+	// Coordinator accepts a batch the broker's own coordinators wrote
+	// (Kafka's AppendOrigin.COORDINATOR): a transactional offset commit
+	// has a producer id without a base sequence.
+	Coordinator bool
 }
 
 // Validate checks that b is exactly one whole, well-formed v2 record batch
@@ -43,7 +48,9 @@ type ValidateOptions struct {
 //     with Stored, 0 <= NumRecords <= LastOffsetDelta+1;
 //   - BaseOffset 0 (ErrBaseOffset) and, for a batch with a producer id,
 //     BaseSequence >= 0 (ErrSequence), as Kafka checks for client batches;
-//     neither is checked with Stored;
+//     neither is checked with Stored, nor the sequence with Coordinator;
+//   - a transactional batch has a producer id (ErrNoProducerID; not
+//     checked with Stored);
 //   - when the records are uncompressed, or RequireKeys is set: every record
 //     walked with exact bounds (ErrCorrupt), exactly NumRecords of them and no
 //     bytes after (ErrRecordCount), offset deltas 0, 1, 2, ... (increasing
@@ -81,8 +88,11 @@ func Validate(b []byte, opts ValidateOptions) (Header, error) {
 		if h.BaseOffset != 0 {
 			return h, fmt.Errorf("%w: %d", ErrBaseOffset, h.BaseOffset)
 		}
-		if h.HasProducerID() && h.BaseSequence < 0 {
+		if h.HasProducerID() && h.BaseSequence < 0 && !opts.Coordinator {
 			return h, fmt.Errorf("%w: producer id %d, base sequence %d", ErrSequence, h.ProducerID, h.BaseSequence)
+		}
+		if h.IsTransactional() && !h.HasProducerID() {
+			return h, fmt.Errorf("%w: producer id %d", ErrNoProducerID, h.ProducerID)
 		}
 	}
 

@@ -89,6 +89,9 @@ type Broker struct {
 	TransactionStateLogNumPartitions     int32
 	TransactionStateLogReplicationFactor int16
 	TransactionStateLogMinISR            int32
+	TransactionStateLogSegmentBytes      int32
+	TransactionAbortCheckIntervalMs      int32
+	TransactionExpiryCheckIntervalMs     int32
 	TransactionMaxTimeoutMs              int32
 	TransactionalIDExpirationMs          int32
 	ProducerIDExpirationMs               int32
@@ -210,6 +213,9 @@ func ResolveBroker(b BrokerLayers) (Broker, error) {
 	c.TransactionStateLogNumPartitions = i32(get("transaction.state.log.num.partitions"))
 	c.TransactionStateLogReplicationFactor = int16(i64(get("transaction.state.log.replication.factor")))
 	c.TransactionStateLogMinISR = i32(get("transaction.state.log.min.isr"))
+	c.TransactionStateLogSegmentBytes = i32(get("transaction.state.log.segment.bytes"))
+	c.TransactionAbortCheckIntervalMs = i32(get("transaction.abort.timed.out.transaction.cleanup.interval.ms"))
+	c.TransactionExpiryCheckIntervalMs = i32(get("transaction.remove.expired.transaction.cleanup.interval.ms"))
 	c.TransactionMaxTimeoutMs = i32(get("transaction.max.timeout.ms"))
 	c.TransactionalIDExpirationMs = i32(get("transactional.id.expiration.ms"))
 	c.ProducerIDExpirationMs = i32(get("producer.id.expiration.ms"))

@@ -24,7 +24,17 @@ import (
 //	heartbeat group=G member=M gen=N [instance=I]
 //	leave group=G [v=V] members=M1,M2 | member=M [instance=I]
 //	commit group=G [member=M] [gen=N] [instance=I] offsets=T/P=O,... [meta=X]
-//	fetch group=G [topics=T/P,...]
+//	fetch group=G [topics=T/P,...] [stable]   (stable: require_stable)
+//	txn-commit group=G producer=P [epoch=E] [member=M] [gen=N] [instance=I] [v=V]
+//	     offsets=T/P=O,... [meta=X]
+//	complete-txn producer=P result=commit|abort [unlogged]
+//	                            (the marker is written, then CompleteTxn;
+//	                             unlogged: CompleteTxn without a marker in
+//	                             the log, as after a lost marker write)
+//	marker producer=P result=commit|abort
+//	                            (a marker in the log the core is not told
+//	                             of, as when the broker stops before
+//	                             CompleteTxn: restart replays it)
 //	delete group=G
 //	delete-offsets group=G offsets=T/P,...
 //	describe group=G
@@ -40,7 +50,9 @@ import (
 // replies that brings are printed with the command's own, unless the
 // command says hold: then it prints "write=N pending" and the write stays
 // pending until a written command. Records whose write failed are not in
-// the log that restart loads.
+// the log that restart loads; a txn-commit's records are a transactional
+// batch of its producer, replayed with LoadTxn, and markers with
+// LoadMarker.
 func TestDataDriven(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		start := time.UnixMilli(1_000_000)
@@ -59,9 +71,12 @@ func TestDataDriven(t *testing.T) {
 		}
 		// The partition's log: each write's records, in append order.
 		type write struct {
-			id     WriteID
-			recs   []Record
-			failed bool
+			id       WriteID
+			recs     []Record
+			failed   bool
+			producer *Producer
+			// marker, when set, makes this a control batch of producer.
+			marker *bool
 		}
 		var wal []*write
 		// settle writes out's records and, unless held, reports them
@@ -71,7 +86,7 @@ func TestDataDriven(t *testing.T) {
 			if out.Write == 0 {
 				return 0
 			}
-			wal = append(wal, &write{id: out.Write, recs: out.Records})
+			wal = append(wal, &write{id: out.Write, recs: out.Records, producer: out.Producer})
 			if hold {
 				return out.Write
 			}
@@ -188,15 +203,11 @@ func TestDataDriven(t *testing.T) {
 				req.Version = 8
 				req.Group, req.MemberID, req.InstanceID = str("group", "g"), str("member", ""), optStr("instance")
 				req.Generation = int32(num("gen", -1))
-				for _, o := range strings.Split(str("offsets", ""), ",") {
-					tp, off, _ := strings.Cut(o, "=")
-					topic, p, _ := strings.Cut(tp, "/")
+				for _, tp := range parseOffsets(str("offsets", "")) {
 					rt := kmsg.NewOffsetCommitRequestTopic()
-					rt.Topic = topic
+					rt.Topic = tp.topic
 					rp := kmsg.NewOffsetCommitRequestTopicPartition()
-					pi, _ := strconv.Atoi(p)
-					oi, _ := strconv.ParseInt(off, 10, 64)
-					rp.Partition, rp.Offset, rp.Metadata = int32(pi), oi, optStr("meta")
+					rp.Partition, rp.Offset, rp.Metadata = tp.partition, tp.offset, optStr("meta")
 					rt.Partitions = append(rt.Partitions, rp)
 					req.Topics = append(req.Topics, rt)
 				}
@@ -221,8 +232,13 @@ func TestDataDriven(t *testing.T) {
 					}
 				}
 				b.WriteString("offsets:")
-				for _, st := range coord().FetchOffsets(str("group", "g"), topics) {
+				_, stable := args["stable"]
+				for _, st := range coord().FetchOffsets(str("group", "g"), topics, stable) {
 					for _, sp := range st.Partitions {
+						if sp.ErrorCode != 0 {
+							fmt.Fprintf(&b, " %s/%d=%s", st.Topic, sp.Partition, codeName(sp.ErrorCode))
+							continue
+						}
 						fmt.Fprintf(&b, " %s/%d=%d", st.Topic, sp.Partition, sp.Offset)
 						if sp.Metadata != nil && *sp.Metadata != "" {
 							fmt.Fprintf(&b, "(%s)", *sp.Metadata)
@@ -230,6 +246,43 @@ func TestDataDriven(t *testing.T) {
 					}
 				}
 				b.WriteString("\n")
+			case "txn-commit":
+				req := kmsg.NewPtrTxnOffsetCommitRequest()
+				req.Version = int16(num("v", 4))
+				req.Group, req.MemberID, req.InstanceID = str("group", "g"), str("member", ""), optStr("instance")
+				req.ProducerID, req.ProducerEpoch = num("producer", 1), int16(num("epoch", 0))
+				req.Generation = int32(num("gen", -1))
+				for _, tp := range parseOffsets(str("offsets", "")) {
+					rt := kmsg.NewTxnOffsetCommitRequestTopic()
+					rt.Topic = tp.topic
+					rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+					rp.Partition, rp.Offset, rp.Metadata = tp.partition, tp.offset, optStr("meta")
+					rt.Partitions = append(rt.Partitions, rp)
+					req.Topics = append(req.Topics, rt)
+				}
+				var resp *kmsg.TxnOffsetCommitResponse
+				resp, out = coord().TxnCommitOffsets(now, req, func(topic string, _ int32) bool { return topic != "nosuch" })
+				b.WriteString("txn-commit:")
+				for _, rt := range resp.Topics {
+					for _, rp := range rt.Partitions {
+						fmt.Fprintf(&b, " %s/%d=%s", rt.Topic, rp.Partition, codeName(rp.ErrorCode))
+					}
+				}
+				b.WriteString("\n")
+				if p := out.Producer; p != nil {
+					fmt.Fprintf(&b, "transactional batch: producer=%d epoch=%d atomic=%t\n", p.ID, p.Epoch, out.Atomic)
+				}
+			case "complete-txn", "marker":
+				pid, commit := num("producer", 1), str("result", "") == "commit"
+				if r := str("result", ""); r != "commit" && r != "abort" {
+					d.Fatalf(t, "result=%q: want commit or abort", r)
+				}
+				if _, unlogged := args["unlogged"]; !unlogged {
+					wal = append(wal, &write{producer: &Producer{ID: pid}, marker: &commit})
+				}
+				if d.Cmd == "complete-txn" {
+					out = coord().CompleteTxn(now, pid, commit)
+				}
 			case "delete":
 				var code *kerr.Error
 				code, out = coord().DeleteGroup(now, str("group", "g"))
@@ -297,11 +350,21 @@ func TestDataDriven(t *testing.T) {
 				c.nextID = ids
 				n := 0
 				for _, w := range wal {
-					if w.failed {
+					switch {
+					case w.failed:
+						continue
+					case w.marker != nil:
+						c.LoadMarker(now, w.producer.ID, *w.marker)
 						continue
 					}
 					for _, r := range w.recs {
-						if err := c.Load(now, r.Key, r.Value); err != nil {
+						var err error
+						if w.producer != nil {
+							err = c.LoadTxn(now, w.producer.ID, r.Key, r.Value)
+						} else {
+							err = c.Load(now, r.Key, r.Value)
+						}
+						if err != nil {
 							d.Fatalf(t, "load: %v", err)
 						}
 						n++
@@ -326,6 +389,25 @@ func TestDataDriven(t *testing.T) {
 			return b.String()
 		})
 	})
+}
+
+type topicOffset struct {
+	topic     string
+	partition int32
+	offset    int64
+}
+
+// parseOffsets parses T/P=O,...
+func parseOffsets(s string) []topicOffset {
+	var out []topicOffset
+	for _, o := range strings.Split(s, ",") {
+		tp, off, _ := strings.Cut(o, "=")
+		topic, p, _ := strings.Cut(tp, "/")
+		pi, _ := strconv.Atoi(p)
+		oi, _ := strconv.ParseInt(off, 10, 64)
+		out = append(out, topicOffset{topic, int32(pi), oi})
+	}
+	return out
 }
 
 func codeName(code int16) string { return kerrname.Of(code) }

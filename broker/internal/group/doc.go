@@ -74,12 +74,34 @@
 // sessions at its own time, however long the load took, and a group over
 // group.max.size rebalances, keeping only as many members as rejoin first.
 //
-// Transactions (issue 5) extend this rather than rewrite it: a
-// TxnOffsetCommit will be validated like CommitOffsets but kept as pending
-// offsets per producer id (invisible to FetchOffsets, which then answers
-// UNSTABLE_OFFSET_COMMIT to require_stable), and the transaction marker
-// will move them into the committed map or drop them; the records are the
-// same offset records, written transactionally by the shell.
+// Transactional offset commits (issue 5; Kafka's
+// pendingTransactionalOffsets): [Coordinator.TxnCommitOffsets] checks a
+// TxnOffsetCommit as Kafka 4.0 does and returns the same offset records as
+// CommitOffsets, in an Atomic Output whose Producer asks the owner to write
+// them as one transactional batch of the request's producer id and epoch.
+// The offsets are then open under that producer id: invisible to
+// FetchOffsets (which answers UNSTABLE_OFFSET_COMMIT for their partitions
+// when asked for stable offsets), Offsets, Describe and expiry (which
+// spares their partitions and their group). A failed write drops them.
+// Once the producer's marker is durable in the partition, the owner calls
+// [Coordinator.CompleteTxn]: a commit moves the producer's open offsets
+// into the committed ones, an abort drops them. Of two commits of a
+// partition, transactional or not, the later record wins, as Kafka
+// compares record offsets: the core orders records by their place in the
+// log, loaded ones by their order in the load and written ones by WriteID
+// after them (the owner appends Outputs in WriteID order), so no log
+// offsets need to reach it. Tombstones (OffsetDelete, DeleteGroups, which
+// also tombstones partitions that only have open transactional offsets)
+// drop the open offsets of their partitions, as Kafka 4.0 replays them;
+// a later commit marker does not bring them back. At start,
+// [Coordinator.LoadTxn] replays a transactional batch's records (open
+// under its producer) and [Coordinator.LoadMarker] a marker, in log
+// order; offsets whose marker is not in the log stay open after Loaded,
+// until the transaction coordinator writes it and the owner calls
+// CompleteTxn. The owner must call CompleteTxn before the producer can
+// start its next transaction (that is, before WriteTxnMarkers answers):
+// CompleteTxn closes every open offset of the producer, and a later
+// transaction's offsets would be taken for this one's.
 //
 // A Coordinator is not safe for concurrent use; its owner serializes calls.
 package group

@@ -86,6 +86,17 @@ type Output struct {
 	// group record) may be split over several batches when one would be
 	// too large.
 	Atomic bool
+	// Producer is set for a TxnOffsetCommit's records: the owner writes
+	// them as one transactional batch of that producer (nil: a plain
+	// batch). See TxnCommitOffsets.
+	Producer *Producer
+}
+
+// Producer names the transactional producer whose batch an Output's
+// records must be written as.
+type Producer struct {
+	ID    int64
+	Epoch int16
 }
 
 func (o *Output) reply(w Waiter, r kmsg.Response) { o.Replies = append(o.Replies, Reply{w, r}) }
@@ -142,10 +153,11 @@ type committed struct {
 	leaderEpoch int32
 	metadata    string
 	commitTime  time.Time
-	// write is the Output that recorded it (0: loaded), so that of two
-	// commits of a partition the later record wins whichever completes
-	// first.
-	write WriteID
+	// pos is the record's place in the log (see Coordinator.pos), so that
+	// of two commits of a partition the later record wins whichever
+	// completes first, transactional or not, as Kafka compares record
+	// offsets.
+	pos uint64
 }
 
 // group is one consumer group.
@@ -314,6 +326,13 @@ type Coordinator struct {
 	nextWrite WriteID
 	pending   map[WriteID]*pendingWrite
 	staged    *pendingWrite
+	// txns are the open transactional offsets by producer id (Kafka's
+	// pendingTransactionalOffsets), in the order of their records.
+	txns map[int64][]*txnOffset
+	// loadedRecords counts the records Load and LoadTxn replayed: a
+	// loaded record's pos is its number, a written one's comes after
+	// them all (pos).
+	loadedRecords uint64
 }
 
 // Rebalances is how many join phases have completed, for metrics.
@@ -321,8 +340,14 @@ func (c *Coordinator) Rebalances() uint64 { return c.rebalances }
 
 // New returns an empty coordinator.
 func New(cfg Config) *Coordinator {
-	return &Coordinator{cfg: cfg, groups: map[string]*group{}, pending: map[WriteID]*pendingWrite{}}
+	return &Coordinator{cfg: cfg, groups: map[string]*group{}, pending: map[WriteID]*pendingWrite{}, txns: map[int64][]*txnOffset{}}
 }
+
+// pos is where the records of write w are in the log, for ordering
+// commits: after every loaded record, in WriteID order, which is the order
+// the owner appends Outputs in. (Kafka compares record offsets; the core
+// knows no offsets, but it knows their order, which is all it compares.)
+func (c *Coordinator) pos(w WriteID) uint64 { return c.loadedRecords + uint64(w) }
 
 func (c *Coordinator) newMemberID(prefix string) string {
 	if c.cfg.NewMemberID != nil {

@@ -20,55 +20,90 @@ type TopicExists func(topic string, partition int32) bool
 // then answers every partition with the error, as Kafka does). The
 // Output is Atomic: one request, one record batch.
 func (c *Coordinator) CommitOffsets(now time.Time, req *kmsg.OffsetCommitRequest, exists TopicExists) (*kmsg.OffsetCommitResponse, Output) {
-	resp, out := c.commitOffsets(now, req, exists)
-	out.Atomic = len(out.Records) > 0
-	c.seal(now, &out)
-	if p := c.pending[out.Write]; p != nil {
-		for _, po := range p.offsets {
-			po.o.write = out.Write
-		}
-	}
-	return resp, out
-}
-
-func (c *Coordinator) commitOffsets(now time.Time, req *kmsg.OffsetCommitRequest, exists TopicExists) (*kmsg.OffsetCommitResponse, Output) {
 	var out Output
 	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
 	code := c.commitCheck(now, req)
-	g := c.groups[req.Group]
+	var parts []commitPart
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			epoch := rp.LeaderEpoch
+			if req.Version < 6 {
+				epoch = -1
+			}
+			parts = append(parts, commitPart{topic: rt.Topic, partition: rp.Partition, offset: rp.Offset, epoch: epoch, metadata: rp.Metadata})
+		}
+	}
+	var staged []*pendingOffset
+	c.commitParts(now, req.Group, parts, exists, false, code, &out, func(g *group, p *commitPart, o committed) {
+		staged = append(staged, &pendingOffset{g: g, topic: p.topic, partition: p.partition, o: o})
+	})
+	i := 0
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetCommitResponseTopic()
 		st.Topic = rt.Topic
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetCommitResponseTopicPartition()
-			sp.Partition = rp.Partition
-			meta := deref(rp.Metadata)
-			switch {
-			case code != nil:
-				sp.ErrorCode = code.Code
-			case len(meta) > c.cfg.OffsetMetadataMaxBytes:
-				sp.ErrorCode = kerr.OffsetMetadataTooLarge.Code
-			case exists != nil && !exists(rt.Topic, rp.Partition):
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			default:
-				if g == nil {
-					g = newGroup(req.Group, now)
-					c.groups[req.Group] = g
-				}
-				epoch := rp.LeaderEpoch
-				if req.Version < 6 {
-					epoch = -1
-				}
-				o := committed{offset: rp.Offset, leaderEpoch: epoch, metadata: meta, commitTime: now}
-				p := c.stage()
-				p.offsets = append(p.offsets, &pendingOffset{g: g, topic: rt.Topic, partition: rp.Partition, o: o})
-				out.Records = append(out.Records, offsetRecord(g.id, rt.Topic, rp.Partition, &o))
-			}
+			sp.Partition, sp.ErrorCode = rp.Partition, parts[i].code
 			st.Partitions = append(st.Partitions, sp)
+			i++
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	if len(staged) > 0 {
+		c.stage().offsets = staged
+	}
+	out.Atomic = len(out.Records) > 0
+	c.seal(now, &out)
+	for _, po := range staged {
+		po.o.pos = c.pos(out.Write)
+	}
 	return resp, out
+}
+
+// commitPart is one partition of an OffsetCommit or a TxnOffsetCommit,
+// with the error it gets (code).
+type commitPart struct {
+	topic     string
+	partition int32
+	offset    int64
+	epoch     int32
+	metadata  *string
+	code      int16
+}
+
+// commitParts checks each partition of a commit to groupID and appends
+// the records of the valid ones to out, calling stage with each; the
+// others get their code. code is the error every partition gets (the
+// group's checks), nil if none. unknownFirst: a partition of an unknown
+// topic gets UNKNOWN_TOPIC_OR_PARTITION before any other error (Kafka's
+// TxnOffsetCommit filters those out before its coordinator sees them);
+// else after them (OffsetCommit). A group the coordinator does not know
+// is created (a simple group) with the first valid partition.
+func (c *Coordinator) commitParts(now time.Time, groupID string, parts []commitPart, exists TopicExists, unknownFirst bool, code *kerr.Error, out *Output, stage func(*group, *commitPart, committed)) {
+	g := c.groups[groupID]
+	for i := range parts {
+		p := &parts[i]
+		unknown := exists != nil && !exists(p.topic, p.partition)
+		meta := deref(p.metadata)
+		switch {
+		case unknown && unknownFirst:
+			p.code = kerr.UnknownTopicOrPartition.Code
+		case code != nil:
+			p.code = code.Code
+		case len(meta) > c.cfg.OffsetMetadataMaxBytes:
+			p.code = kerr.OffsetMetadataTooLarge.Code
+		case unknown:
+			p.code = kerr.UnknownTopicOrPartition.Code
+		default:
+			if g == nil {
+				g = newGroup(groupID, now)
+				c.groups[groupID] = g
+			}
+			o := committed{offset: p.offset, leaderEpoch: p.epoch, metadata: meta, commitTime: now}
+			stage(g, p, o)
+			out.Records = append(out.Records, offsetRecord(g.id, p.topic, p.partition, &o))
+		}
+	}
 }
 
 // commitCheck returns the error every partition of a commit gets, or nil.
@@ -104,8 +139,11 @@ func (c *Coordinator) commitCheck(now time.Time, req *kmsg.OffsetCommitRequest) 
 
 // FetchOffsets returns a group's committed offsets: of the topics named, or
 // of every topic when topics is nil. A partition without an offset (or a
-// group the coordinator does not know) reads -1, as in Kafka.
-func (c *Coordinator) FetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTopic) []kmsg.OffsetFetchResponseTopic {
+// group the coordinator does not know) reads -1, as in Kafka. With
+// requireStable (OffsetFetch v7+), a partition with transactional offsets
+// still open (see TxnCommitOffsets) answers UNSTABLE_OFFSET_COMMIT with
+// offset -1 instead, as Kafka's; without it, the committed offset.
+func (c *Coordinator) FetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTopic, requireStable bool) []kmsg.OffsetFetchResponseTopic {
 	g := c.groups[groupID]
 	if topics == nil {
 		if g == nil {
@@ -118,6 +156,10 @@ func (c *Coordinator) FetchOffsets(groupID string, topics []kmsg.OffsetFetchRequ
 			topics = append(topics, rt)
 		}
 	}
+	unstable := func(string, int32) bool { return false }
+	if requireStable && g != nil {
+		unstable = c.openTxnSet(g)
+	}
 	var out []kmsg.OffsetFetchResponseTopic
 	for _, rt := range topics {
 		st := kmsg.NewOffsetFetchResponseTopic()
@@ -126,18 +168,28 @@ func (c *Coordinator) FetchOffsets(groupID string, topics []kmsg.OffsetFetchRequ
 			sp := kmsg.NewOffsetFetchResponseTopicPartition()
 			sp.Partition = p
 			sp.Offset, sp.LeaderEpoch = -1, -1
-			if g != nil {
-				if o, ok := g.offsets[rt.Topic][p]; ok {
-					sp.Offset, sp.LeaderEpoch = o.offset, o.leaderEpoch
-					m := o.metadata
-					sp.Metadata = &m
-				}
+			switch o, ok := g.offset(rt.Topic, p); {
+			case unstable(rt.Topic, p):
+				sp.ErrorCode = kerr.UnstableOffsetCommit.Code
+			case ok:
+				sp.Offset, sp.LeaderEpoch = o.offset, o.leaderEpoch
+				m := o.metadata
+				sp.Metadata = &m
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		out = append(out, st)
 	}
 	return out
+}
+
+// offset returns the committed offset of a partition; g may be nil.
+func (g *group) offset(topic string, part int32) (committed, bool) {
+	if g == nil {
+		return committed{}, false
+	}
+	o, ok := g.offsets[topic][part]
+	return o, ok
 }
 
 func sortedKeys[K string | int32, V any](m map[K]V) []K {
@@ -183,12 +235,14 @@ func (c *Coordinator) deleteOffsets(req *kmsg.OffsetDeleteRequest) (*kmsg.Offset
 			switch {
 			case subscribed(rt.Topic):
 				sp.ErrorCode = kerr.GroupSubscribedToTopic.Code
-			case ok || c.hasPending(g, rt.Topic, rp.Partition):
+			case ok || c.hasPending(g, rt.Topic, rp.Partition) || c.txnOpen(g, rt.Topic, rp.Partition):
 				// A commit in flight is deleted too (its record comes
 				// before the tombstone), as Kafka's removeOffsets drops
-				// pending commits.
+				// pending commits, and so are open transactional ones,
+				// as Kafka 4.0's replay of the tombstone drops them.
 				g.deleteOffset(rt.Topic, rp.Partition)
 				c.cancelPending(g, rt.Topic, rp.Partition)
+				c.cancelTxn(g, rt.Topic, rp.Partition)
 				out.Records = append(out.Records, offsetRecord(g.id, rt.Topic, rp.Partition, nil))
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -249,17 +303,25 @@ func (c *Coordinator) DeleteGroup(now time.Time, groupID string) (*kerr.Error, O
 }
 
 // dropGroup writes tombstones for an empty group's offsets (commits in
-// flight included: their records come first) and the group, and forgets
-// it.
+// flight and open transactional offsets included: their records come
+// first, and Kafka 4.0's deleteAllOffsets tombstones them too) and the
+// group, and forgets it.
 func (c *Coordinator) dropGroup(g *group, out *Output) {
+	keep := func(topic string, part int32, o committed) {
+		if _, ok := g.offsets[topic][part]; !ok {
+			if g.offsets[topic] == nil {
+				g.offsets[topic] = map[int32]committed{}
+			}
+			g.offsets[topic][part] = o // only to be tombstoned below
+		}
+	}
 	for _, po := range c.pendingOffsets(g) {
 		po.cancelled = true
-		if _, ok := g.offsets[po.topic][po.partition]; !ok {
-			if g.offsets[po.topic] == nil {
-				g.offsets[po.topic] = map[int32]committed{}
-			}
-			g.offsets[po.topic][po.partition] = po.o // only to be tombstoned below
-		}
+		keep(po.topic, po.partition, po.o)
+	}
+	for _, t := range c.openTxnOffsets(g) {
+		c.closeTxnOffset(t)
+		keep(t.topic, t.partition, t.o)
 	}
 	for _, t := range sortedKeys(g.offsets) {
 		for _, p := range sortedKeys(g.offsets[t]) {
@@ -274,19 +336,21 @@ func (c *Coordinator) dropGroup(g *group, out *Output) {
 // expireOffsets removes offsets past offsets.retention.minutes, as Kafka
 // (KIP-211): for an empty group counted from when it became empty, for a
 // simple group from each commit, for a stable consumer group only of topics
-// it no longer subscribes to. A partition with a commit in flight keeps its
-// offset, and an empty group left without offsets (applied or in flight) is
-// deleted, as in Kafka.
+// it no longer subscribes to. A partition with a commit in flight or an
+// open transactional offset keeps its offset (Kafka 4.0's
+// cleanupExpiredOffsets), and an empty group left without offsets
+// (applied, in flight or in an open transaction) is deleted, as in Kafka.
 func (c *Coordinator) expireOffsets(now time.Time, out *Output) {
 	for _, g := range c.sortedGroups() {
 		inflight := c.pendingOffsets(g)
+		open := c.openTxnSet(g)
 		busy := func(t string, p int32) bool {
 			for _, po := range inflight {
 				if po.topic == t && po.partition == p {
 					return true
 				}
 			}
-			return false
+			return open(t, p)
 		}
 		var base func(o committed) (time.Time, bool)
 		switch {
@@ -318,7 +382,7 @@ func (c *Coordinator) expireOffsets(now time.Time, out *Output) {
 				}
 			}
 		}
-		if g.state == Empty && len(g.offsets) == 0 && len(g.pending) == 0 && len(inflight) == 0 {
+		if g.state == Empty && len(g.offsets) == 0 && len(g.pending) == 0 && len(inflight) == 0 && len(c.openTxnOffsets(g)) == 0 {
 			c.dropGroup(g, out)
 		}
 	}

@@ -17,6 +17,7 @@ type WriteID uint64
 // in the SyncGroup's append callback.
 type pendingWrite struct {
 	offsets []*pendingOffset
+	txn     []*txnOffset
 	sync    *pendingSync
 	static  *pendingStatic
 }
@@ -107,15 +108,10 @@ func (c *Coordinator) apply(now time.Time, p *pendingWrite, failure *kerr.Error,
 		if failure != nil || po.cancelled || c.groups[g.id] != g {
 			continue
 		}
-		// A later commit of the partition that completed first wins: its
-		// record is later in the log.
-		if cur, ok := g.offsets[po.topic][po.partition]; ok && cur.write > po.o.write {
-			continue
-		}
-		if g.offsets[po.topic] == nil {
-			g.offsets[po.topic] = map[int32]committed{}
-		}
-		g.offsets[po.topic][po.partition] = po.o
+		g.commit(po.topic, po.partition, po.o)
+	}
+	for _, t := range p.txn {
+		c.txnWritten(t, failure)
 	}
 	if s := p.static; s != nil {
 		c.applyStatic(s, failure, out)
@@ -174,6 +170,20 @@ func (c *Coordinator) applyStatic(s *pendingStatic, failure *kerr.Error, out *Ou
 		resp.LeaderID = g.leader
 	}
 	out.reply(s.w, resp)
+}
+
+// commit makes o the committed offset of a partition unless the current
+// one has a later record: a later commit that completed first (or a
+// transactional one committed after it) wins, as its record is later in
+// the log.
+func (g *group) commit(topic string, part int32, o committed) {
+	if cur, ok := g.offsets[topic][part]; ok && cur.pos > o.pos {
+		return
+	}
+	if g.offsets[topic] == nil {
+		g.offsets[topic] = map[int32]committed{}
+	}
+	g.offsets[topic][part] = o
 }
 
 // failSync answers every waiting SyncGroup of g with code, forgets the

@@ -17,7 +17,9 @@ import (
 // its invariants after every step: no panic, every waiter answered at most
 // once, the leader is a member, members awaiting join exist only while
 // PreparingRebalance, an empty group has no leader, and FetchOffsets shows
-// only offsets whose write was reported durable.
+// only offsets whose write was reported durable (and, for a transactional
+// one, whose transaction committed), and no closed transactional offset is
+// left open.
 func TestRandomOperations(t *testing.T) {
 	for seed := range uint64(30) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -71,6 +73,12 @@ func TestRandomOperations(t *testing.T) {
 			var inflight []WriteID
 			commits := map[WriteID]int64{} // the offset each commit wrote
 			durable := map[int64]bool{-1: true}
+			// Transactional commits (offsets 1000 and up): their offset,
+			// the writes each producer has open, and which writes are
+			// durable or of a committed transaction.
+			txnOffsets := map[WriteID]int64{}
+			txnOpen := map[int64][]WriteID{}
+			written, txnCommitted := map[WriteID]bool{}, map[WriteID]bool{}
 			for range 3000 {
 				next++
 				w := next
@@ -88,6 +96,9 @@ func TestRandomOperations(t *testing.T) {
 						failure = kerr.NotCoordinator
 					} else if o, ok := commits[id]; ok {
 						durable[o] = true
+					} else if o, ok := txnOffsets[id]; ok {
+						written[id] = true
+						durable[o] = durable[o] || txnCommitted[id]
 					}
 					out = c.Written(now, id, failure)
 				case 0, 1:
@@ -133,8 +144,29 @@ func TestRandomOperations(t *testing.T) {
 						commits[out.Write] = req.Topics[0].Partitions[0].Offset
 					}
 				case 6:
-					if rng.IntN(10) == 0 {
+					switch pid := int64(rng.IntN(2)); rng.IntN(10) {
+					case 0:
 						_, out = c.DeleteGroup(now, "g")
+					case 1, 2, 3:
+						commit := rng.IntN(2) == 0
+						for _, id := range txnOpen[pid] {
+							txnCommitted[id] = commit
+							durable[txnOffsets[id]] = durable[txnOffsets[id]] || commit && written[id]
+						}
+						delete(txnOpen, pid)
+						out = c.CompleteTxn(now, pid, commit)
+					default:
+						req := kmsg.NewPtrTxnOffsetCommitRequest()
+						req.Version, req.Group, req.ProducerID = int16(rng.IntN(5)), "g", pid
+						if req.Version >= 3 && rng.IntN(2) == 0 {
+							req.MemberID, req.Generation = pick(), gen()
+						}
+						req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "t", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1000 + int64(rng.IntN(100))}}}}
+						_, out = c.TxnCommitOffsets(now, req, nil)
+						if out.Write != 0 {
+							txnOffsets[out.Write] = req.Topics[0].Partitions[0].Offset
+							txnOpen[pid] = append(txnOpen[pid], out.Write)
+						}
 					}
 				case 7:
 					now = now.Add(time.Duration(rng.IntN(8000)) * time.Millisecond)
@@ -144,10 +176,19 @@ func TestRandomOperations(t *testing.T) {
 				if out.Write != 0 {
 					inflight = append(inflight, out.Write)
 				}
-				for _, ft := range c.FetchOffsets("g", nil) {
-					for _, fp := range ft.Partitions {
-						if !durable[fp.Offset] {
-							t.Fatalf("FetchOffsets shows offset %d, which no durable write committed", fp.Offset)
+				for _, stable := range []bool{false, true} {
+					for _, ft := range c.FetchOffsets("g", nil, stable) {
+						for _, fp := range ft.Partitions {
+							if fp.ErrorCode == 0 && !durable[fp.Offset] {
+								t.Fatalf("FetchOffsets shows offset %d, which no durable write committed", fp.Offset)
+							}
+						}
+					}
+				}
+				for pid, open := range c.txns {
+					for _, o := range open {
+						if o.closed || o.producer != pid {
+							t.Fatalf("closed or misfiled offset open under producer %d: %+v", pid, o)
 						}
 					}
 				}

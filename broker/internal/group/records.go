@@ -95,6 +95,12 @@ func groupRecord(g *group, assign map[string][]byte) Record {
 // members it is Empty.
 // Offsets come back as committed.
 func (c *Coordinator) Load(now time.Time, key, value []byte) error {
+	return c.load(now, -1, key, value)
+}
+
+// load replays one record; producer is the producer id of its batch when
+// that batch is transactional, else -1.
+func (c *Coordinator) load(now time.Time, producer int64, key, value []byte) error {
 	if len(key) < 2 {
 		return fmt.Errorf("%w: key of %d bytes", ErrBadRecord, len(key))
 	}
@@ -106,8 +112,11 @@ func (c *Coordinator) Load(now time.Time, key, value []byte) error {
 		}
 		g := c.groups[k.Group]
 		if value == nil {
+			// A tombstone deletes open transactional offsets of the
+			// partition too, as Kafka 4.0 replays it.
 			if g != nil {
 				g.deleteOffset(k.Topic, k.Partition)
+				c.cancelTxn(g, k.Topic, k.Partition)
 			}
 			return nil
 		}
@@ -123,10 +132,16 @@ func (c *Coordinator) Load(now time.Time, key, value []byte) error {
 		if val.Version < 3 {
 			epoch = -1
 		}
+		c.loadedRecords++
+		o := committed{offset: val.Offset, leaderEpoch: epoch, metadata: val.Metadata, commitTime: time.UnixMilli(val.CommitTimestamp), pos: c.loadedRecords}
+		if producer >= 0 {
+			c.openTxn(producer, &txnOffset{g: g, topic: k.Topic, partition: k.Partition, o: o, durable: true})
+			return nil
+		}
 		if g.offsets[k.Topic] == nil {
 			g.offsets[k.Topic] = map[int32]committed{}
 		}
-		g.offsets[k.Topic][k.Partition] = committed{offset: val.Offset, leaderEpoch: epoch, metadata: val.Metadata, commitTime: time.UnixMilli(val.CommitTimestamp)}
+		g.offsets[k.Topic][k.Partition] = o
 	case 2:
 		var k kmsg.GroupMetadataKey
 		if err := k.ReadFrom(key); err != nil {

@@ -20,7 +20,8 @@ import (
 // CleanOptions tune one Clean call.
 type CleanOptions struct {
 	// MaxOffset: only segments wholly below it are cleaned. The caller
-	// passes the high watermark; math.MaxInt64 means no bound beyond the
+	// passes the last stable offset (Kafka's first uncleanable offset:
+	// open transactions and markers not yet replicated stay dirty); math.MaxInt64 means no bound beyond the
 	// active segment, which is never cleaned.
 	MaxOffset int64
 	// ProducerLast maps each idempotent producer id to the last offset of
@@ -215,12 +216,17 @@ func (l *Log) Clean(ctx context.Context, m *OffsetMap, o CleanOptions) (CleanSta
 		return st, nil // nothing dirty, no tombstone due
 	}
 
+	// Records of aborted transactions are removed and never enter the
+	// map (so an aborted write never shadows a committed one). The caller
+	// bounds the pass by the last stable offset, so every transaction with
+	// data below it is decided; the index knows the aborted ones.
+	aborted := abortedSet(l.AbortedTxns(p.segs[0].base, p.uncleanable))
 	m.Reset()
 	if o.ReadBufferSize <= 0 {
 		o.ReadBufferSize = defaultReadBufferSize
 	}
 	readBuf := make([]byte, max(o.ReadBufferSize, batch.HeaderSize))
-	end, n, err := buildOffsetMap(ctx, m, &p, o.MaxDecompressed, &readBuf)
+	end, n, err := buildOffsetMap(ctx, m, &p, aborted, o.MaxDecompressed, &readBuf)
 	st.BytesRead += n
 	st.MapKeys = m.Len()
 	if err != nil {
@@ -228,7 +234,7 @@ func (l *Log) Clean(ctx context.Context, m *OffsetMap, o CleanOptions) (CleanSta
 	}
 	f := &batchFilter{
 		m: m, end: end, nowMs: nowMs, deleteRetentionMs: cfg.DeleteRetentionMs,
-		producerLast: o.ProducerLast, maxDecompressed: o.MaxDecompressed, horizon: math.MaxInt64,
+		producerLast: o.ProducerLast, aborted: aborted, maxDecompressed: o.MaxDecompressed, horizon: math.MaxInt64,
 		readBuf: &readBuf,
 	}
 	var todo []cleanSeg
@@ -273,7 +279,7 @@ func minHorizon(a, b int64) int64 {
 // batch, until the next batch's records would not fit. It returns the
 // offset where the map ends (records from there on are kept by this pass)
 // and the bytes read.
-func buildOffsetMap(ctx context.Context, m *OffsetMap, p *cleanPlan, maxDec int, readBuf *[]byte) (end, read int64, err error) {
+func buildOffsetMap(ctx context.Context, m *OffsetMap, p *cleanPlan, aborted abortedTxns, maxDec int, readBuf *[]byte) (end, read int64, err error) {
 	end = p.firstDirty
 	for _, cs := range p.segs {
 		if cs.next <= p.firstDirty {
@@ -300,7 +306,7 @@ func buildOffsetMap(ctx context.Context, m *OffsetMap, p *cleanPlan, maxDec int,
 				continue
 			}
 			read += int64(len(raw))
-			if !h.IsControl() {
+			if !h.IsControl() && !aborted.has(&h) {
 				if m.Len()+int(max(h.NumRecords, 0)) > m.MaxEntries() {
 					w.release()
 					if m.Len() == 0 {
@@ -327,6 +333,31 @@ func buildOffsetMap(ctx context.Context, m *OffsetMap, p *cleanPlan, maxDec int,
 		end = cs.next
 	}
 	return end, read, nil
+}
+
+// abortedTxns maps a producer id to its aborted transactions, for a pass.
+type abortedTxns map[int64][]AbortedTxn
+
+func abortedSet(es []AbortedTxn) abortedTxns {
+	out := abortedTxns{}
+	for _, e := range es {
+		out[e.ProducerID] = append(out[e.ProducerID], e)
+	}
+	return out
+}
+
+// has reports whether h is a data batch of an aborted transaction: a
+// transactional batch within one of its producer's aborted ranges.
+func (a abortedTxns) has(h *batch.Header) bool {
+	if !h.IsTransactional() || h.IsControl() {
+		return false
+	}
+	for _, e := range a[h.ProducerID] {
+		if h.BaseOffset >= e.FirstOffset && h.BaseOffset <= e.LastOffset {
+			return true
+		}
+	}
+	return false
 }
 
 // groupSegments splits segs into runs of consecutive segments whose total

@@ -20,6 +20,7 @@ type batchFilter struct {
 	nowMs             int64
 	deleteRetentionMs int64
 	producerLast      map[int64]int64
+	aborted           abortedTxns
 	maxDecompressed   int
 
 	// horizon is the earliest delete horizon of a batch written with
@@ -51,10 +52,16 @@ type batchFilter struct {
 //     deltas rebased so record timestamps do not change);
 //   - a batch left empty is dropped, unless it is its producer's newest,
 //     which stays as an empty batch (header only);
-//   - control batches are kept as they are.
+//   - every record of an aborted transaction's batch is removed;
+//   - control batches are kept as they are (Kafka removes a marker once
+//     its transaction's records are gone and delete.retention.ms passed;
+//     Runnel keeps markers, a few bytes each).
 func (f *batchFilter) filter(raw []byte, h *batch.Header) (out []byte, read, removed int, err error) {
 	if h.IsControl() {
 		return raw, 0, 0, nil
+	}
+	if f.aborted.has(h) {
+		return f.dropAll(raw, h, int(max(h.NumRecords, 0)))
 	}
 	hasHorizon := h.Attributes&batch.AttrDeleteHorizon != 0
 	keepTombstones := !hasHorizon || f.nowMs < h.FirstTimestamp
@@ -92,18 +99,7 @@ func (f *batchFilter) filter(raw []byte, h *batch.Header) (out []byte, read, rem
 	case kept == read && !needHorizon && read > 0:
 		return raw, read, 0, nil
 	case kept == 0:
-		if last, ok := f.producerLast[h.ProducerID]; !h.HasProducerID() || !ok || last != h.LastOffset() {
-			return nil, read, removed, nil
-		}
-		if read == 0 {
-			return raw, 0, 0, nil // already empty
-		}
-		eh := *h
-		eh.Attributes &^= batch.AttrCompressionMask | batch.AttrDeleteHorizon
-		eh.FirstTimestamp = h.MaxTimestamp
-		eh.NumRecords = 0
-		f.out = batch.AppendBatch(f.out[:0], &eh, nil)
-		return f.out, read, removed, nil
+		return f.dropAll(raw, h, read)
 	}
 	nh := *h
 	nh.NumRecords = int32(kept)
@@ -123,6 +119,23 @@ func (f *batchFilter) filter(raw []byte, h *batch.Header) (out []byte, read, rem
 	}
 	f.out = batch.AppendBatch(f.out[:0], &nh, f.cmp)
 	return f.out, read, removed, nil
+}
+
+// dropAll is filter's answer for a batch that keeps none of its read
+// records: nothing, or, for its producer's newest batch, the batch emptied.
+func (f *batchFilter) dropAll(raw []byte, h *batch.Header, read int) ([]byte, int, int, error) {
+	if last, ok := f.producerLast[h.ProducerID]; !h.HasProducerID() || !ok || last != h.LastOffset() {
+		return nil, read, read, nil
+	}
+	if read == 0 {
+		return raw, 0, 0, nil // already empty
+	}
+	eh := *h
+	eh.Attributes &^= batch.AttrCompressionMask | batch.AttrDeleteHorizon
+	eh.FirstTimestamp = h.MaxTimestamp
+	eh.NumRecords = 0
+	f.out = batch.AppendBatch(f.out[:0], &eh, nil)
+	return f.out, read, read, nil
 }
 
 // rebase re-encodes recs (records of h, timestamp deltas relative to

@@ -91,6 +91,11 @@ func (l *Log) swapIn(g []cleanSeg, ns *segment) error {
 	}
 	l.hook("swap")
 
+	// The group's aborted-transaction entries move to the cleaned
+	// segment: markers are kept, so their offsets stay in its range.
+	for _, cs := range g {
+		ns.txns = append(ns.txns, cs.s.txns...)
+	}
 	l.readMu.Lock()
 	l.mu.Lock()
 	nsegs := make([]*segment, 0, len(segs)-len(g)+1)

@@ -19,6 +19,8 @@
 //	00000000000000000000.log        segment: batches back to back, named by base offset (%020d)
 //	00000000000000000000.index      sparse offset index: int32 relative offset, int32 position (big endian)
 //	00000000000000000000.timeindex  time index: int64 max timestamp so far, int32 relative offset
+//	00000000000000000000.txnindex   aborted transactions whose markers the segment holds (Kafka's
+//	                                TransactionIndex; only for segments that have some)
 //	leader-epoch-checkpoint         Kafka's text format: "0", entry count, "epoch startOffset" lines
 //	log-start-offset                "0" and the log start offset (written by DeleteRecords/retention)
 //	cleaner-offset-checkpoint       "0", the first dirty offset, the earliest kept tombstone's delete horizon
@@ -119,7 +121,8 @@
 //	append.go     Append, AppendFollower, roll (size, segment.ms), MaybeRoll
 //	sync.go       Sync: group commit
 //	read.go       Read, FirstBatchAtOrAfterTime, MaxTimestampBatch
-//	scan.go       Scan (batch headers, for rebuilding producer state)
+//	scan.go       Scan, ScanControl (batch headers and markers, for rebuilding producer state)
+//	txnindex.go   the aborted-transaction index: AddAbortedTxn, AbortedTxns, its file format
 //	retention.go  DeleteRecords, EnforceRetention, segment deletion
 //	truncate.go   Truncate and emptying the log at an offset
 //	recover.go    Open: directory load, index checks, segment scan and repair

@@ -51,6 +51,10 @@ type Log struct {
 	tombHorizon atomic.Int64           // earliest delete horizon of a kept tombstone; 0: none
 	cleanHook   func(step string)      // tests: called at each step of a swap
 
+	// txnDamaged: Open removed a .txnindex file it could not read
+	// (TxnIndexDamaged). Set only during Open.
+	txnDamaged bool
+
 	flushNever    atomic.Bool
 	indexInterval atomic.Int32          // cfg.IndexIntervalBytes, for readers
 	failure       atomic.Pointer[error] // first write/fsync error; set once
@@ -250,9 +254,9 @@ func (l *Log) nowMs() int64 { return l.now().UnixMilli() }
 
 func (l *Log) path(name string) string { return l.fs.PathJoin(l.dir, name) }
 
-// writeIndexesLocked writes s's indexes to <base>.index and <base>.timeindex
-// (atomically, fsynced; the caller fsyncs the directory or not as it needs:
-// the files are rebuildable). The time index gets a final entry holding the
+// writeIndexesLocked writes s's indexes to <base>.index, <base>.timeindex
+// and <base>.txnindex (atomically, fsynced; the caller fsyncs the directory
+// or not as it needs: the files are rebuildable). The time index gets a final entry holding the
 // segment's largest timestamp. appendMu held.
 func (l *Log) writeIndexesLocked(s *segment) error {
 	l.mu.Lock()
@@ -263,5 +267,8 @@ func (l *Log) writeIndexesLocked(s *segment) error {
 	if err := writeFileAtomic(l.fs, l.dir, segmentFileName(s.base, indexSuffix), s.offIdx); err != nil {
 		return err
 	}
-	return writeFileAtomic(l.fs, l.dir, segmentFileName(s.base, timeIndexSuffix), s.timeIdx)
+	if err := writeFileAtomic(l.fs, l.dir, segmentFileName(s.base, timeIndexSuffix), s.timeIdx); err != nil {
+		return err
+	}
+	return l.writeTxnIndexLocked(s)
 }

@@ -21,7 +21,7 @@ const (
 )
 
 // segmentFileName names a segment's file: the zero-padded base offset and a
-// suffix (logSuffix, indexSuffix or timeIndexSuffix).
+// suffix (logSuffix, indexSuffix, timeIndexSuffix or txnIndexSuffix).
 func segmentFileName(base int64, suffix string) string {
 	return fmt.Sprintf("%020d%s", base, suffix)
 }
@@ -33,7 +33,7 @@ func parseSegmentFileName(name string) (base int64, suffix string, ok bool) {
 	}
 	digits, suffix := name[:baseOffsetDigits], name[baseOffsetDigits:]
 	switch suffix {
-	case logSuffix, indexSuffix, timeIndexSuffix:
+	case logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix:
 	default:
 		return 0, "", false
 	}

@@ -167,6 +167,9 @@ func (l *Log) load() error {
 		}
 		s := newSegment(base, f)
 		l.mu.segments = append(l.mu.segments, s)
+		if err := l.loadTxnIndex(s); err != nil {
+			return err
+		}
 		expectNext := int64(-1)
 		if !last {
 			expectNext = bases[i+1]
@@ -218,6 +221,13 @@ func (l *Log) load() error {
 	}
 	for _, s := range l.mu.segments {
 		s.syncedSize.Store(s.size)
+		// Entries whose markers recovery cut (or that a crash left
+		// behind a truncation) must not outlive a rewrite of those offsets.
+		if s.truncateTxns(s.next) {
+			if err := l.writeTxnIndexLocked(s); err != nil {
+				return err
+			}
+		}
 	}
 	leo := act.next
 	l.leo.Store(leo)

@@ -134,11 +134,11 @@ func (l *Log) deleteSegmentsLocked(removed []*segment) error {
 	return nil
 }
 
-// removeSegmentFiles deletes the .log, .index and .timeindex files of the
-// segments at bases, in order, and fsyncs the directory.
+// removeSegmentFiles deletes the .log, .index, .timeindex and .txnindex
+// files of the segments at bases, in order, and fsyncs the directory.
 func (l *Log) removeSegmentFiles(bases []int64) error {
 	for _, base := range bases {
-		for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 			name := l.path(segmentFileName(base, suffix))
 			if err := l.fs.Remove(name); err != nil && !isNotExist(err) {
 				return fmt.Errorf("log: remove %s: %w", name, err)

@@ -14,6 +14,13 @@ import (
 // so fn must not call methods of this Log (truncation, retention and Close
 // wait for Scan to finish). from > LogEndOffset returns ErrOffsetOutOfRange.
 func (l *Log) Scan(from int64, fn func(h batch.Header) error) error {
+	return l.ScanControl(from, func(h batch.Header, _ []byte) error { return fn(h) })
+}
+
+// ScanControl is Scan that also passes each control batch whole (its
+// transaction marker is in its record); control is nil for other batches
+// and valid only during the call.
+func (l *Log) ScanControl(from int64, fn func(h batch.Header, control []byte) error) error {
 	l.readMu.RLock()
 	defer l.readMu.RUnlock()
 	for {
@@ -36,7 +43,7 @@ func (l *Log) Scan(from int64, fn func(h batch.Header) error) error {
 
 		w := newWalker(f, start, end)
 		for {
-			h, _, _, err := w.next(false)
+			h, pos, _, err := w.next(false)
 			if err == io.EOF {
 				break
 			}
@@ -47,7 +54,14 @@ func (l *Log) Scan(from int64, fn func(h batch.Header) error) error {
 			if h.LastOffset() < from {
 				continue
 			}
-			if err := fn(h); err != nil {
+			var control []byte
+			if h.IsControl() {
+				if control, err = w.bytes(pos, h.Size()); err != nil {
+					w.release()
+					return readErr(from, err)
+				}
+			}
+			if err := fn(h, control); err != nil {
 				w.release()
 				return err
 			}

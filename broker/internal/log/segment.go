@@ -52,6 +52,10 @@ type segment struct {
 	timeIdx       timeIndex
 	bytesSinceIdx int64 // bytes appended since the last offset-index entry
 	idxTs         int64 // timestamp of the last time-index entry, -1 if none
+	// txns are the aborted transactions whose markers this segment holds,
+	// in marker order (txnindex.go). Replaced, never changed in place, so
+	// readers may keep a slice they got under mu.
+	txns []AbortedTxn
 }
 
 func newSegment(base int64, f vfs.File) *segment {

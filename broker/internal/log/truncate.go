@@ -102,6 +102,7 @@ func (l *Log) truncateLocked(to int64) error {
 	s.offIdx, s.timeIdx = offIdx, timeIdx
 	s.maxTs, s.maxTsOffset, s.idxTs = maxTs, maxTsOffset, idxTs
 	s.bytesSinceIdx = cutPos - tailStart
+	txnsCut := s.truncateTxns(newNext)
 	l.leo.Store(newNext)
 	if l.firstDirty.Load() > newNext {
 		l.firstDirty.Store(newNext)
@@ -137,6 +138,16 @@ func (l *Log) truncateLocked(to int64) error {
 	}
 	s.syncedSize.Store(cutPos)
 	l.syncedTo.Store(newNext)
+	if txnsCut {
+		// Now, not at the next roll: a crash must not find entries for
+		// offsets that later appends reuse.
+		if err := l.writeTxnIndexLocked(s); err != nil {
+			return err
+		}
+		if err := syncDir(l.fs, l.dir); err != nil {
+			return err
+		}
+	}
 	if cutPos == 0 {
 		s.rollBaseMs = -1
 	} else if !wasActive || s.rollBaseMs < 0 {

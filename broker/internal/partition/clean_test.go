@@ -16,11 +16,7 @@ import (
 // accepted and a retry of the last one is recognized as a duplicate.
 func TestProducerStateSurvivesCleaning(t *testing.T) {
 	fs := vfs.NewMem()
-	cfg := testConfig()
-	cfg.Compacted = true
-	cfg.Log.Compact = true
-	cfg.Log.SegmentBytes = 512
-	cfg.Log.MinCleanableDirtyRatio = 0
+	cfg := compactedConfig(512)
 	p := openTest(t, fs, cfg, nil)
 	appendCommit := func(b []byte) AppendResult {
 		t.Helper()
@@ -70,4 +66,15 @@ func TestProducerStateSurvivesCleaning(t *testing.T) {
 	if _, err := p.Append(makeBatch(1, 1000, 5, 0, 6), 1); err != nil {
 		t.Fatalf("next sequence after cleaning and restart: %v", err)
 	}
+}
+
+// compactedConfig is a compacted topic's config with segments of segBytes,
+// always due for cleaning.
+func compactedConfig(segBytes int64) Config {
+	cfg := testConfig()
+	cfg.Compacted = true
+	cfg.Log.Compact = true
+	cfg.Log.SegmentBytes = segBytes
+	cfg.Log.MinCleanableDirtyRatio = 0
+	return cfg
 }

@@ -34,7 +34,9 @@ func (p *Partition) BecomeFollower(leaderEpoch int32, leader int32) error {
 
 // AppendReplica appends batches fetched from the leader, with the offsets and
 // leader epochs the leader gave them (their CRCs are checked; the first must
-// start at the log end offset), fsyncs them, and records their producers.
+// start at the log end offset), fsyncs them, and records their producers,
+// transactions and markers (with aborted transactions' index entries), as
+// the leader did.
 // Then the high watermark becomes the leader's, capped at this log's end:
 // max(HW, min(leaderHW, log end)). An empty b only moves the high watermark.
 // ErrNotFollower unless BecomeFollower was called.
@@ -57,7 +59,19 @@ func (p *Partition) AppendReplica(b []byte, leaderHW int64) error {
 			if err != nil {
 				return err
 			}
-			p.producers.record(&h)
+			var control []byte
+			if h.IsControl() {
+				control = b[pos : pos+h.Size()]
+			}
+			aborted, err := p.track(p.producers, &h, control)
+			if err != nil {
+				return err
+			}
+			if aborted != nil {
+				if err := p.log.AddAbortedTxn(*aborted); err != nil {
+					return err
+				}
+			}
 			pos += h.Size()
 		}
 	}
@@ -74,11 +88,13 @@ func (p *Partition) AppendReplica(b []byte, leaderHW int64) error {
 
 // TruncateTo drops the log from offset on (a batch straddling offset goes
 // whole; see log.Truncate), for a follower whose tail diverged from the
-// leader's (KIP-101). The producer table forgets the dropped batches; a
-// producer left with none is rebuilt from the log, so its sequence numbers
-// and duplicates are checked as before. The high watermark is lowered to the
-// new log end if it was above. ErrNotFollower unless BecomeFollower was
-// called: a leader never truncates.
+// leader's (KIP-101). The high watermark is lowered to the new log end if it
+// was above. The producer table and the transactions are rebuilt by
+// scanning the log (a transaction whose marker was cut is open again; one
+// opened after the cut is gone), keeping what lies below the log start from
+// the table as it was; so sequence numbers and duplicates are checked as
+// before. ErrNotFollower unless BecomeFollower was called: a leader never
+// truncates.
 func (p *Partition) TruncateTo(offset int64) error {
 	p.appendMu.Lock()
 	defer p.appendMu.Unlock()
@@ -89,28 +105,12 @@ func (p *Partition) TruncateTo(offset int64) error {
 		return err
 	}
 	leo := p.log.LogEndOffset()
-	if lost := p.producers.truncate(leo); len(lost) > 0 {
-		if err := p.rebuildProducers(lost); err != nil {
-			return err
-		}
-	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.mu.hw = min(p.mu.hw, leo)
 	p.mu.repl.durableEnd = min(p.mu.repl.durableEnd, leo)
 	p.wakeAppendLocked()
-	return nil
-}
-
-// rebuildProducers scans the log from its start for the batches of the
-// producers in ids (which the table lost), recording them. appendMu held.
-func (p *Partition) rebuildProducers(ids map[int64]bool) error {
-	return p.log.Scan(p.log.LogStartOffset(), func(h batch.Header) error {
-		if ids[h.ProducerID] {
-			p.producers.record(&h)
-		}
-		return nil
-	})
+	p.mu.Unlock()
+	return p.rescanLocked()
 }
 
 // followerCheck says why this replica may not take replicated data or
@@ -144,6 +144,7 @@ func (p *Partition) StartAt(offset int64) error {
 	p.producers = producers{}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.mu.txn = txnState{open: map[int64]int64{}}
 	p.mu.hw = offset
 	p.mu.repl.durableEnd = offset
 	p.wakeAppendLocked()

@@ -1,7 +1,9 @@
 // Package partition keeps one partition replica's state above its log: the
-// high watermark, the leader epoch, the idempotent-producer table, the fetch
-// requests waiting for new data, and Kafka's replication state (role, ISR,
-// what each follower has; see replica.go and follower.go).
+// high watermark, the leader epoch, the idempotent-producer table, the
+// transactions (open ones, markers, the last stable offset and
+// read_committed reads; see txn.go), the fetch requests waiting for new
+// data, and Kafka's replication state (role, ISR, what each follower has;
+// see replica.go and follower.go).
 //
 // Appends happen in two steps so that one connection's pipelined produce
 // requests keep their order while many share one fsync: Append validates,
@@ -21,11 +23,9 @@ package partition
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
@@ -70,8 +70,6 @@ type Options struct {
 // be opened to check its keys.
 const maxDecompressed = 64 << 20
 
-const producerSnapshot = "producer-state.json"
-
 // Partition is one partition replica on this node. It is safe for
 // concurrent use.
 type Partition struct {
@@ -98,6 +96,7 @@ type Partition struct {
 		closed      bool
 		waiters     map[chan struct{}]struct{} // woken when the high watermark moves
 		repl        replication
+		txn         txnState // what the last stable offset depends on (txn.go)
 	}
 }
 
@@ -127,6 +126,7 @@ func Open(o Options) (*Partition, error) {
 	// log end offset.
 	p.mu.hw = l.LogEndOffset()
 	p.mu.repl = newReplication(l.LogEndOffset())
+	p.mu.txn = txnState{open: map[int64]int64{}}
 	if err := p.loadProducers(); err != nil {
 		l.Close()
 		return nil, err
@@ -140,71 +140,6 @@ func Open(o Options) (*Partition, error) {
 		}
 	}
 	return p, nil
-}
-
-// snapshot is the producer table at a log offset.
-type snapshot struct {
-	Offset    int64     `json:"offset"`
-	Producers producers `json:"producers"`
-}
-
-func (p *Partition) loadProducers() error {
-	p.producers = producers{}
-	from := p.log.LogStartOffset()
-	path := p.fs.PathJoin(p.dir, producerSnapshot)
-	if f, err := p.fs.Open(path); err == nil {
-		var s snapshot
-		err := json.NewDecoder(f).Decode(&s)
-		f.Close()
-		switch {
-		case err != nil:
-			p.logger.Warn("producer snapshot unreadable; rebuilding from the log", "err", err)
-		case s.Offset > p.log.LogEndOffset():
-			p.logger.Warn("producer snapshot is ahead of the log; rebuilding from the log", "snapshot", s.Offset, "leo", p.log.LogEndOffset())
-		default:
-			p.producers = s.Producers
-			if p.producers == nil {
-				p.producers = producers{}
-			}
-			from = max(s.Offset, from)
-		}
-		// The snapshot is only good until the log changes again.
-		if err := p.fs.Remove(path); err != nil {
-			return fmt.Errorf("partition: remove producer snapshot: %w", err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("partition: open producer snapshot: %w", err)
-	}
-	return p.log.Scan(from, func(h batch.Header) error {
-		p.producers.record(&h)
-		return nil
-	})
-}
-
-// saveProducers writes the producer table as of the log end offset, so the
-// next Open does not rescan the log.
-func (p *Partition) saveProducers() error {
-	data, err := json.Marshal(snapshot{Offset: p.log.LogEndOffset(), Producers: p.producers})
-	if err != nil {
-		return err
-	}
-	tmp := p.fs.PathJoin(p.dir, producerSnapshot+".tmp")
-	f, err := p.fs.Create(tmp, vfs.WriteCategoryUnspecified)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return p.fs.Rename(tmp, p.fs.PathJoin(p.dir, producerSnapshot))
 }
 
 // SetConfig applies a changed topic configuration.
@@ -245,6 +180,21 @@ type AppendResult struct {
 // smaller than min.insync.replicas; both are checked before anything is
 // written.
 func (p *Partition) Append(b []byte, acks int16) (AppendResult, error) {
+	return p.append(b, acks, false)
+}
+
+// AppendCoordinator appends a batch the broker's own coordinators built
+// (Kafka's AppendOrigin.COORDINATOR): like Append with acks=-1, but without
+// sequence checks or dedupe, since such a batch has a producer id and no
+// sequence (a transactional offset commit of the group coordinator). A
+// producer epoch older than the producer's here is still refused
+// (ErrInvalidEpoch), and a transactional batch opens the producer's
+// transaction as any other.
+func (p *Partition) AppendCoordinator(b []byte) (AppendResult, error) {
+	return p.append(b, -1, true)
+}
+
+func (p *Partition) append(b []byte, acks int16, coordinator bool) (AppendResult, error) {
 	p.mu.Lock()
 	cfg := p.mu.config
 	_, err := p.leaderCheckLocked(acks)
@@ -255,7 +205,7 @@ func (p *Partition) Append(b []byte, acks int16) (AppendResult, error) {
 	if cfg.MaxMessageBytes > 0 && len(b) > int(cfg.MaxMessageBytes) {
 		return AppendResult{}, fmt.Errorf("%w: %d bytes > %d", ErrRecordTooLarge, len(b), cfg.MaxMessageBytes)
 	}
-	h, err := batch.Validate(b, batch.ValidateOptions{RequireKeys: cfg.Compacted, MaxDecompressed: maxDecompressed})
+	h, err := batch.Validate(b, batch.ValidateOptions{RequireKeys: cfg.Compacted, MaxDecompressed: maxDecompressed, Coordinator: coordinator})
 	if err != nil {
 		return AppendResult{}, err
 	}
@@ -277,7 +227,12 @@ func (p *Partition) Append(b []byte, acks int16) (AppendResult, error) {
 	if err != nil {
 		return AppendResult{}, err
 	}
-	dup, err := p.producers.check(&h)
+	var dup *batchMeta
+	if coordinator {
+		err = p.producers.checkEpoch(&h)
+	} else {
+		dup, err = p.producers.check(&h)
+	}
 	if err != nil {
 		return AppendResult{}, err
 	}
@@ -293,16 +248,35 @@ func (p *Partition) Append(b []byte, acks int16) (AppendResult, error) {
 		return AppendResult{}, err
 	}
 	h.BaseOffset = res.BaseOffset
-	p.producers.record(&h)
+	if err := p.appendedLocked(&h, nil, cfg); err != nil {
+		return AppendResult{}, err
+	}
+	return AppendResult{BaseOffset: res.BaseOffset, LastOffset: res.LastOffset, LogAppendTime: lat}, nil
+}
+
+// appendedLocked follows a leader's append of the batch h (control: the
+// whole batch, for a marker): the producer and transaction state, the
+// aborted-transaction index, the high watermark in page-cache mode, and the
+// follower fetches waiting for appends. appendMu held.
+func (p *Partition) appendedLocked(h *batch.Header, control []byte, cfg Config) error {
+	aborted, err := p.track(p.producers, h, control)
+	if err != nil {
+		return err
+	}
+	if aborted != nil {
+		if err := p.log.AddAbortedTxn(*aborted); err != nil {
+			return err
+		}
+	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if cfg.Log.FlushNever {
 		// Page-cache mode: the leader's copy counts as soon as it is written.
-		p.mu.repl.durableEnd = max(p.mu.repl.durableEnd, res.LastOffset+1)
+		p.mu.repl.durableEnd = max(p.mu.repl.durableEnd, h.LastOffset()+1)
 		p.updateHWLocked()
 	}
 	p.wakeAppendLocked()
-	p.mu.Unlock()
-	return AppendResult{BaseOffset: res.BaseOffset, LastOffset: res.LastOffset, LogAppendTime: lat}, nil
+	return nil
 }
 
 func checkTimestamps(h *batch.Header, now int64, cfg Config) error {
@@ -349,8 +323,10 @@ func (p *Partition) wakeLocked() {
 type Offsets struct {
 	LogStart      int64
 	HighWatermark int64
-	// LastStable is the last stable offset; it equals the high watermark
-	// until transactions land.
+	// LastStable is the last stable offset: the high watermark, or the
+	// first offset of an open transaction (or of a decided one whose
+	// marker is not yet below the high watermark) if lower; never below
+	// the log start (see txn.go).
 	LastStable int64
 	LogEnd     int64
 	Epoch      int32
@@ -359,9 +335,9 @@ type Offsets struct {
 // Offsets returns the partition's offsets.
 func (p *Partition) Offsets() Offsets {
 	p.mu.Lock()
-	hw, epoch := p.mu.hw, p.mu.leaderEpoch
-	p.mu.Unlock()
-	return Offsets{LogStart: p.log.LogStartOffset(), HighWatermark: hw, LastStable: hw, LogEnd: p.log.LogEndOffset(), Epoch: epoch}
+	defer p.mu.Unlock()
+	start := p.log.LogStartOffset()
+	return Offsets{LogStart: start, HighWatermark: p.mu.hw, LastStable: p.lastStableLocked(start), LogEnd: p.log.LogEndOffset(), Epoch: p.mu.leaderEpoch}
 }
 
 // Read appends to dst whole batches from offset up to the high watermark,
@@ -448,25 +424,33 @@ func (p *Partition) DeleteRecords(before int64) (int64, error) {
 		if err := p.log.DeleteRecords(before); err != nil {
 			return 0, err
 		}
+		// The last stable offset never lies below the log start: it may
+		// have moved (as Kafka's maybeIncrementFirstUnstableOffset).
+		p.mu.Lock()
+		p.wakeLocked()
+		p.mu.Unlock()
 	}
 	return p.log.LogStartOffset(), nil
 }
 
 // Cleanable reports how dirty the partition's log is, for compaction up to
-// the high watermark.
+// the last stable offset.
 func (p *Partition) Cleanable() plog.Cleanability {
-	return p.log.Cleanable(p.Offsets().HighWatermark)
+	return p.log.Cleanable(p.Offsets().LastStable)
 }
 
-// Clean runs one compaction pass over the log below the high watermark
-// with offset map m, keeping each idempotent producer's newest batch so its
-// sequence numbers still check after a restart. It sets o's MaxOffset,
-// ProducerLast and MaxDecompressed; the caller may set the rest.
+// Clean runs one compaction pass over the log below the last stable offset
+// (Kafka's first uncleanable offset: open transactions, and decided ones
+// whose markers are not yet replicated, stay dirty) with offset map m,
+// keeping each idempotent producer's newest batch so its sequence numbers
+// still check after a restart; the log removes aborted transactions'
+// records. It sets o's MaxOffset, ProducerLast and MaxDecompressed; the
+// caller may set the rest.
 func (p *Partition) Clean(ctx context.Context, m *plog.OffsetMap, o plog.CleanOptions) (plog.CleanStats, error) {
 	p.appendMu.Lock()
 	o.ProducerLast = p.producers.lastOffsets()
 	p.appendMu.Unlock()
-	o.MaxOffset = p.Offsets().HighWatermark
+	o.MaxOffset = p.Offsets().LastStable
 	o.MaxDecompressed = maxDecompressed
 	return p.log.Clean(ctx, m, o)
 }

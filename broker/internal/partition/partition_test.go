@@ -208,7 +208,7 @@ func TestOffsetForTime(t *testing.T) {
 		{MaxTimestamp, 5, 202},
 	}
 	for _, c := range cases {
-		off, ts, err := p.OffsetForTime(c.ts, nil)
+		off, ts, err := p.OffsetForTime(c.ts, false, nil)
 		if err != nil || off != c.off || ts != c.gotTs {
 			t.Errorf("OffsetForTime(%d) = %d, %d, %v; want %d, %d", c.ts, off, ts, err, c.off, c.gotTs)
 		}

@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -11,6 +12,12 @@ import (
 var (
 	ErrOutOfOrderSequence = errors.New("partition: out of order sequence number")
 	ErrInvalidEpoch       = errors.New("partition: producer epoch is older than the partition has seen")
+	// ErrCoordinatorFenced: a marker from a transaction coordinator older
+	// than the one that wrote the producer's last marker here.
+	ErrCoordinatorFenced = errors.New("partition: transaction coordinator epoch is older than the partition has seen")
+	// ErrInvalidTxnState: a non-transactional batch from a producer whose
+	// transaction is open here.
+	ErrInvalidTxnState = errors.New("partition: non-transactional write from a producer with an open transaction")
 )
 
 // keptBatches is how many recent batches per producer are remembered for
@@ -32,6 +39,34 @@ type producerEntry struct {
 	Epoch int16 `json:"epoch"`
 	// Batches holds the most recent batches, oldest first.
 	Batches []batchMeta `json:"batches"`
+	// TxnFirst is the first offset of the producer's open transaction
+	// here; -1 when none.
+	TxnFirst int64 `json:"txn_first"`
+	// CoordinatorEpoch is the coordinator epoch of the producer's last
+	// marker here; -1 when none.
+	CoordinatorEpoch int32 `json:"coordinator_epoch"`
+	// LastTimestamp is the max timestamp of its last batch or marker.
+	LastTimestamp int64 `json:"last_timestamp"`
+}
+
+// UnmarshalJSON reads an entry, with no transaction and no marker when a
+// snapshot from before transactions leaves those fields out.
+func (e *producerEntry) UnmarshalJSON(b []byte) error {
+	type plain producerEntry
+	v := plain{TxnFirst: -1, CoordinatorEpoch: -1, LastTimestamp: -1}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*e = producerEntry(v)
+	return nil
+}
+
+// completedTxn is a transaction a marker ended (Kafka's CompletedTxn).
+type completedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
+	LastOffset  int64 // the marker's offset
+	Aborted     bool
 }
 
 // producers is the idempotent-producer state of one partition: a plain,
@@ -48,6 +83,43 @@ func (ps producers) check(h *batch.Header) (dup *batchMeta, err error) {
 	if !h.HasProducerID() || h.BaseSequence < 0 {
 		return nil, nil
 	}
+	dup, err = ps.checkSequence(h)
+	if dup != nil || err != nil {
+		return dup, err
+	}
+	if e := ps[h.ProducerID]; e != nil && e.TxnFirst >= 0 && !h.IsTransactional() {
+		return nil, fmt.Errorf("%w: producer %d, transaction open since offset %d", ErrInvalidTxnState, h.ProducerID, e.TxnFirst)
+	}
+	return nil, nil
+}
+
+// checkEpoch refuses a batch (of the broker's coordinators, which has no
+// sequence) whose producer epoch is older than the producer's here.
+func (ps producers) checkEpoch(h *batch.Header) error {
+	if e := ps[h.ProducerID]; h.HasProducerID() && e != nil && h.ProducerEpoch < e.Epoch {
+		return fmt.Errorf("%w: producer %d epoch %d < %d", ErrInvalidEpoch, h.ProducerID, h.ProducerEpoch, e.Epoch)
+	}
+	return nil
+}
+
+// checkMarker decides whether a marker may end producer id's transaction:
+// not with an older producer epoch (ErrInvalidEpoch), nor from an older
+// coordinator (ErrCoordinatorFenced), as Kafka's appendEndTxnMarker.
+func (ps producers) checkMarker(id int64, epoch int16, coordinatorEpoch int32) error {
+	e := ps[id]
+	switch {
+	case e == nil:
+		return nil
+	case epoch < e.Epoch:
+		return fmt.Errorf("%w: marker for producer %d at epoch %d < %d", ErrInvalidEpoch, id, epoch, e.Epoch)
+	case coordinatorEpoch < e.CoordinatorEpoch:
+		return fmt.Errorf("%w: marker for producer %d from coordinator epoch %d < %d", ErrCoordinatorFenced, id, coordinatorEpoch, e.CoordinatorEpoch)
+	}
+	return nil
+}
+
+// checkSequence is check's idempotence part.
+func (ps producers) checkSequence(h *batch.Header) (dup *batchMeta, err error) {
 	e := ps[h.ProducerID]
 	if e == nil {
 		if h.BaseSequence != 0 {
@@ -86,17 +158,36 @@ func (ps producers) check(h *batch.Header) (dup *batchMeta, err error) {
 	return nil, nil
 }
 
-// record notes an appended batch (h carries its assigned base offset). It
-// also runs while rebuilding state from the log, so it accepts what check
-// accepted without judging it again.
-func (ps producers) record(h *batch.Header) {
-	if !h.HasProducerID() || h.BaseSequence < 0 || h.IsControl() {
-		return
+// entry returns producer id's entry at epoch, creating it. A newer epoch
+// forgets the sequence history (the next batch starts at sequence 0) but
+// not the open transaction or the coordinator epoch.
+func (ps producers) entry(id int64, epoch int16) *producerEntry {
+	e := ps[id]
+	switch {
+	case e == nil:
+		e = &producerEntry{Epoch: epoch, TxnFirst: -1, CoordinatorEpoch: -1, LastTimestamp: -1}
+		ps[id] = e
+	case epoch > e.Epoch:
+		e.Epoch, e.Batches = epoch, nil
 	}
-	e := ps[h.ProducerID]
-	if e == nil || h.ProducerEpoch > e.Epoch {
-		e = &producerEntry{Epoch: h.ProducerEpoch}
-		ps[h.ProducerID] = e
+	return e
+}
+
+// record notes an appended data batch (h carries its assigned base offset)
+// and reports whether it opened a transaction. It also runs while rebuilding
+// state from the log, so it accepts what check accepted without judging it
+// again. Markers go to endTxn.
+func (ps producers) record(h *batch.Header) (opened bool) {
+	if !h.HasProducerID() || h.IsControl() {
+		return false
+	}
+	e := ps.entry(h.ProducerID, h.ProducerEpoch)
+	e.LastTimestamp = h.MaxTimestamp
+	if h.IsTransactional() && e.TxnFirst < 0 {
+		e.TxnFirst, opened = h.BaseOffset, true
+	}
+	if h.BaseSequence < 0 {
+		return opened // a coordinator's batch: no sequence to remember
 	}
 	if len(e.Batches) == keptBatches {
 		copy(e.Batches, e.Batches[1:])
@@ -109,12 +200,28 @@ func (ps producers) record(h *batch.Header) {
 		LastOffset: h.LastOffset(),
 		Timestamp:  h.MaxTimestamp,
 	})
+	return opened
 }
 
-// truncate forgets batches at or after offset (the log lost them). It
-// returns the producers left with no batch, which it removed: their state
-// must be rebuilt from the log before the cut.
-func (ps producers) truncate(offset int64) (lost map[int64]bool) {
+// endTxn notes a marker at offset: the producer's transaction here ends
+// (one that was never opened here ends at the marker itself, as in Kafka),
+// its coordinator epoch is the marker's, and a newer producer epoch is
+// taken (fencing the older one's data).
+func (ps producers) endTxn(h *batch.Header, m batch.EndTxnMarker) completedTxn {
+	e := ps.entry(h.ProducerID, h.ProducerEpoch)
+	first := e.TxnFirst
+	if first < 0 {
+		first = h.BaseOffset
+	}
+	e.TxnFirst, e.CoordinatorEpoch, e.LastTimestamp = -1, m.CoordinatorEpoch, h.MaxTimestamp
+	return completedTxn{ProducerID: h.ProducerID, FirstOffset: first, LastOffset: h.BaseOffset, Aborted: !m.Commit}
+}
+
+// truncate forgets batches and open transactions at or after offset (the
+// log lost them), and the producers left with neither. What the log before
+// the cut says is then rebuilt by a scan (see Partition.TruncateTo); this
+// keeps what the scan cannot see, below the log start.
+func (ps producers) truncate(offset int64) {
 	for id, e := range ps {
 		n := 0
 		for _, b := range e.Batches {
@@ -124,15 +231,13 @@ func (ps producers) truncate(offset int64) (lost map[int64]bool) {
 			}
 		}
 		e.Batches = e.Batches[:n]
-		if n == 0 {
+		if e.TxnFirst >= offset {
+			e.TxnFirst = -1
+		}
+		if n == 0 && e.TxnFirst < 0 {
 			delete(ps, id)
-			if lost == nil {
-				lost = map[int64]bool{}
-			}
-			lost[id] = true
 		}
 	}
-	return lost
 }
 
 func nextSeq(s int32) int32 {

@@ -70,7 +70,7 @@ func TestProducersKeepFiveAndWrap(t *testing.T) {
 		t.Fatalf("forgotten batch: %v", err)
 	}
 	// Sequence wraps at MaxInt32 to 0.
-	ps = producers{1: {Epoch: 0, Batches: []batchMeta{{FirstSeq: 0x7ffffffe, LastSeq: 0x7fffffff}}}}
+	ps = producers{1: {Epoch: 0, Batches: []batchMeta{{FirstSeq: 0x7ffffffe, LastSeq: 0x7fffffff}}, TxnFirst: -1}}
 	if _, err := ps.check(hdr(1, 0, 0, 1, 10)); err != nil {
 		t.Fatalf("wrapped sequence rejected: %v", err)
 	}

@@ -419,6 +419,7 @@ func (p *Partition) setHWLocked(hw int64) bool {
 		return false
 	}
 	p.mu.hw = hw
+	p.pruneTxnsLocked()
 	p.wakeLocked()
 	p.signalLocked()
 	return true

@@ -15,9 +15,14 @@ const (
 // OffsetForTime answers ListOffsets for one partition: the special
 // timestamps above, or the first record whose timestamp is at or after ts.
 // It returns the offset and that record's timestamp; (-1, -1) when no record
-// qualifies. Offsets above the high watermark are never returned.
-func (p *Partition) OffsetForTime(ts int64, buf []byte) (offset, timestamp int64, err error) {
+// qualifies. Offsets at or above the high watermark are never returned, nor,
+// with readCommitted (isolation_level=1), at or above the last stable
+// offset, which Latest then answers (as Kafka's fetchOffsetForTimestamp).
+func (p *Partition) OffsetForTime(ts int64, readCommitted bool, buf []byte) (offset, timestamp int64, err error) {
 	o := p.Offsets()
+	if readCommitted {
+		o.HighWatermark = o.LastStable // the bound for every lookup below
+	}
 	switch ts {
 	case Latest:
 		return o.HighWatermark, -1, nil

@@ -3,8 +3,12 @@ package server
 // Fetch: versions 4-16 (4 is Kafka 4.0's floor). Long poll with max_wait,
 // min_bytes, max_bytes and partition_max_bytes (KIP-74: the first batch of
 // the first non-empty partition is returned whole even when larger). Topic
-// ids from v13. Both isolation levels are accepted; the last stable offset
-// equals the high watermark until transactions land. Incremental fetch
+// ids from v13. Isolation levels: read_uncommitted reads to the high
+// watermark and answers a null aborted transactions list; read_committed
+// (1) reads to the last stable offset and lists the aborted transactions
+// the records overlap (empty, not null, when none), as Kafka; both are told
+// the last stable offset. A read_committed long poll wakes when the high
+// watermark moves, which is when the last stable offset can. Incremental fetch
 // sessions (KIP-227) from v7: see fetch_session.go. Only a partition's
 // leader serves it (NOT_LEADER_OR_FOLLOWER elsewhere). A follower's fetch
 // (replica id >= 0: ReplicaID before v15, ReplicaState from v15) reads up
@@ -116,7 +120,7 @@ func (c *conn) fetch(req *kmsg.FetchRequest, plan fetchPlan, buf *[]byte) kmsg.R
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	var wake chan struct{}
 	for {
-		total, failed := c.readTargets(req, resp, targets, buf, replica >= 0)
+		total, failed := c.readTargets(req, resp, targets, buf, replica)
 		if total >= int(req.MinBytes) || failed || len(targets) == 0 || !time.Now().Before(deadline) {
 			c.countFetched(resp)
 			return resp
@@ -151,7 +155,8 @@ func (c *conn) fetch(req *kmsg.FetchRequest, plan fetchPlan, buf *[]byte) kmsg.R
 
 // readTargets reads every target into resp and returns the bytes read and
 // whether any partition failed (which answers the fetch at once).
-func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget, buf *[]byte, replica bool) (int, bool) {
+func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, targets []fetchTarget, buf *[]byte, replica int32) (int, bool) {
+	committed := replica < 0 && req.IsolationLevel == 1
 	budget := int(req.MaxBytes)
 	if budget <= 0 {
 		budget = 1<<31 - 1
@@ -174,6 +179,10 @@ func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, tar
 	for _, t := range targets {
 		sp := &resp.Topics[t.ti].Partitions[t.pi]
 		sp.RecordBatches = noRecords
+		sp.AbortedTransactions = nil
+		if committed {
+			sp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{} // empty, not null
+		}
 		max := min(int(t.max), budget-total)
 		if max <= 0 && total > 0 {
 			o := t.p.Offsets()
@@ -183,13 +192,23 @@ func (c *conn) readTargets(req *kmsg.FetchRequest, resp *kmsg.FetchResponse, tar
 		start := len(all)
 		var o partition.Offsets
 		var err error
-		if replica {
+		switch {
+		case replica >= 0:
 			all, o, err = t.p.ReadReplica(all, t.offset, max)
-		} else {
+		case committed:
+			var aborted []partition.AbortedTxn
+			all, o, aborted, err = t.p.ReadCommitted(all, t.offset, max, total == 0)
+			for _, a := range aborted {
+				at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+				at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+				sp.AbortedTransactions = append(sp.AbortedTransactions, at)
+			}
+		default:
 			all, o, err = t.p.Read(all, t.offset, max, total == 0)
 		}
 		sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = o.HighWatermark, o.LastStable, o.LogStart
 		if err != nil {
+			sp.AbortedTransactions = nil
 			sp.ErrorCode = c.s.metrics.code(kmsg.Fetch, err)
 			failed = true
 			continue

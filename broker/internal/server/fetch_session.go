@@ -7,8 +7,8 @@ package server
 // max bytes, and answers with a session id. Each later fetch of the session
 // carries the next epoch and only the partitions that changed (new fetch
 // offsets, new partitions) plus forgotten ones to drop; the broker answers
-// only partitions with records, an error, or a changed high watermark or
-// log start offset. Epoch -1 is a sessionless full fetch; a full fetch
+// only partitions with records, an error, or a changed high watermark, last
+// stable offset or log start offset (as Kafka's CachedPartition). Epoch -1 is a sessionless full fetch; a full fetch
 // closes the session it names, if any.
 //
 // As Kafka's FetchSessionCache: at most max.incremental.fetch.session.cache
@@ -70,7 +70,7 @@ type fetchPart struct {
 // which partitions changed.
 type sessionPart struct {
 	fetchPart
-	hw, logStart int64
+	hw, lso, logStart int64
 }
 
 type fetchSession struct {
@@ -202,8 +202,8 @@ func (s *fetchSessions) finish(plan fetchPlan, resp *kmsg.FetchResponse, topicID
 			keep := true
 			if sp := sess.index[k]; sp != nil {
 				keep = !plan.incremental || len(rp.RecordBatches) > 0 || rp.ErrorCode != 0 ||
-					rp.HighWatermark != sp.hw || rp.LogStartOffset != sp.logStart
-				sp.hw, sp.logStart = rp.HighWatermark, rp.LogStartOffset
+					rp.HighWatermark != sp.hw || rp.LastStableOffset != sp.lso || rp.LogStartOffset != sp.logStart
+				sp.hw, sp.lso, sp.logStart = rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset
 				if rp.ErrorCode != 0 {
 					sp.hw = -1 // so the partition is answered again once the error is gone
 				}
@@ -286,7 +286,7 @@ func (f *fetchSession) upsert(p fetchPart) {
 		sp.fetchPart = p
 		return
 	}
-	sp := &sessionPart{fetchPart: p, hw: -1, logStart: -1}
+	sp := &sessionPart{fetchPart: p, hw: -1, lso: -1, logStart: -1}
 	f.parts = append(f.parts, sp)
 	f.index[p.key] = sp
 }

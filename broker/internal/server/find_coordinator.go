@@ -3,13 +3,9 @@ package server
 // FindCoordinator: versions 0-6; batched keys from v4. Key type 0 (group):
 // the leader of the group's __consumer_offsets partition (the topic is
 // created on first use, as Kafka does; COORDINATOR_NOT_AVAILABLE while the
-// partition has no leader). Key type 1 (transaction): TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-// until transactions land (issue 5), as InitProducerId answers a
-// transactional id. Kafka would answer COORDINATOR_NOT_AVAILABLE while
-// __transaction_state is unavailable, but that is retriable and clients
-// would retry until their timeout; Kafka's authorization failure is what
-// it answers a client that may not use transactions, and clients stop at
-// once. Other key types: INVALID_REQUEST.
+// partition has no leader). Key type 1 (transaction): likewise the leader
+// of the transactional id's __transaction_state partition (INVALID_REQUEST
+// for an empty id). Other key types: INVALID_REQUEST.
 
 import (
 	"context"
@@ -40,7 +36,15 @@ func handleFindCoordinator(c *conn, r *request) kmsg.Response {
 				err = kafkaErr(kerr.CoordinatorNotAvailable, "the group coordinator is not available: %v", err)
 			}
 		case 1:
-			err = kafkaErr(kerr.TransactionalIDAuthorizationFailed, "transactions are not supported yet")
+			if key == "" {
+				err = kafkaErr(kerr.InvalidRequest, "an empty transactional id has no coordinator")
+				break
+			}
+			coord, err = c.s.txns.coordinator(context.Background(), key)
+			if err != nil {
+				c.s.logger.Warn("transaction coordinator not available", "transactional_id", key, "err", err)
+				err = kafkaErr(kerr.CoordinatorNotAvailable, "the transaction coordinator is not available: %v", err)
+			}
 		default:
 			err = kafkaErr(kerr.InvalidRequest, "unknown coordinator key type %d", req.CoordinatorType)
 		}

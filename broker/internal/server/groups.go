@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/runnel-io/runnel/broker/internal/batch"
 	"github.com/runnel-io/runnel/broker/internal/group"
 	"github.com/runnel-io/runnel/broker/internal/metadata"
 	"github.com/runnel-io/runnel/broker/internal/partition"
@@ -137,29 +135,17 @@ func (gc *groupCoordinator) shards(ctx context.Context) ([]*groupShard, error) {
 // sizes the shard table to its partitions.
 func (gc *groupCoordinator) topic(ctx context.Context) (*metadata.Topic, error) {
 	s := gc.s
-	t := s.meta.Image().Topic(offsetsTopic)
-	if t == nil {
-		spec := topicSpec{
-			name: offsetsTopic, partitions: s.cfg.OffsetsTopicNumPartitions,
-			replicas: min(s.cfg.OffsetsTopicReplicationFactor, int16(len(s.meta.Image().BrokerIDs()))),
-			configs: map[string]string{
-				"cleanup.policy":   "compact",
-				"compression.type": "producer",
-				"segment.bytes":    strconv.Itoa(int(s.cfg.OffsetsTopicSegmentBytes)),
-			},
-		}
-		nt, err := s.planTopic(s.meta.Image(), spec)
-		if err == nil {
-			err = s.meta.Propose(ctx, metadata.Record{CreateTopic: nt})
-		}
-		if err != nil && errCode(err) != kerr.TopicAlreadyExists.Code {
-			return nil, fmt.Errorf("create %s: %w", offsetsTopic, err)
-		}
-		s.logger.Info("created the group offsets topic", "topic", offsetsTopic, "partitions", spec.partitions)
-		t = s.meta.Image().Topic(offsetsTopic)
-		if t == nil {
-			return nil, kafkaErr(kerr.CoordinatorNotAvailable, "%s is not available", offsetsTopic)
-		}
+	t, err := s.internalTopic(ctx, topicSpec{
+		name: offsetsTopic, partitions: s.cfg.OffsetsTopicNumPartitions,
+		replicas: s.cfg.OffsetsTopicReplicationFactor,
+		configs: map[string]string{
+			"cleanup.policy":   "compact",
+			"compression.type": "producer",
+			"segment.bytes":    strconv.Itoa(int(s.cfg.OffsetsTopicSegmentBytes)),
+		},
+	})
+	if err != nil {
+		return nil, err
 	}
 	gc.mu.Lock()
 	if gc.mu.shards == nil {
@@ -242,6 +228,45 @@ func (gc *groupCoordinator) shard(groupID string) (*groupShard, error) {
 	return gc.currentLocked(groupPartition(groupID, len(t.Partitions)))
 }
 
+// shardErrorCode is the code a group request gets when its shard cannot be
+// had: NOT_COORDINATOR when another node leads its partition, else
+// COORDINATOR_NOT_AVAILABLE.
+func shardErrorCode(err error) int16 {
+	if errors.Is(err, kerr.NotCoordinator) {
+		return kerr.NotCoordinator.Code
+	}
+	return kerr.CoordinatorNotAvailable.Code
+}
+
+// completeTxn applies a transaction marker of producerID, once it is
+// durable in __consumer_offsets partition part, to that partition's groups
+// (group.Coordinator.CompleteTxn): a commit makes the producer's
+// transactional offsets visible, an abort drops them. The WriteTxnMarkers
+// handler calls it, after the marker's append and fsync and before it
+// answers, so that the transaction coordinator does not start the
+// producer's next transaction (whose TxnOffsetCommits would follow the
+// marker) first. A partition this node does not lead gives an error that
+// maps to NOT_COORDINATOR; one that does not exist, to
+// UNKNOWN_TOPIC_OR_PARTITION.
+func (gc *groupCoordinator) completeTxn(part int32, producerID int64, commit bool) error {
+	t := gc.s.meta.Image().Topic(offsetsTopic)
+	if t == nil || part < 0 || int(part) >= len(t.Partitions) {
+		return kafkaErr(kerr.UnknownTopicOrPartition, "%s-%d does not exist", offsetsTopic, part)
+	}
+	if _, err := gc.topic(context.Background()); err != nil { // sizes the shard table
+		return err
+	}
+	gc.mu.Lock()
+	sh, err := gc.currentLocked(int(part))
+	gc.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	now := gc.s.now()
+	p, _ := sh.step(0, func(c *group.Coordinator) group.Output { return c.CompleteTxn(now, producerID, commit) })
+	return p.finish()
+}
+
 // peek returns the shard that coordinates groupID if __consumer_offsets
 // exists (NOT_COORDINATOR when another node leads its partition), else a
 // throwaway shard with an empty core, which answers as Kafka does for a
@@ -275,51 +300,6 @@ func (gc *groupCoordinator) coordinator(ctx context.Context, groupID string) (me
 		}
 	}
 	return b, nil
-}
-
-// load replays the partition into the core.
-func (sh *groupShard) load(now time.Time) error {
-	core := sh.mu.core
-	off := sh.part.Offsets().LogStart
-	var buf []byte
-	for {
-		var err error
-		var o partition.Offsets
-		// Up to the log end, not the high watermark: a new leader's log
-		// is the partition's (it never truncates), and its high watermark
-		// may lag until the followers fetch again.
-		buf, o, err = sh.part.ReadReplica(buf[:0], off, 1<<20)
-		if err != nil {
-			return err
-		}
-		if len(buf) == 0 {
-			return nil
-		}
-		for b := buf; len(b) >= batch.HeaderSize; {
-			h, err := batch.ParseHeader(b)
-			if err != nil || h.Size() > len(b) {
-				return fmt.Errorf("bad batch at offset %d: %v", off, err)
-			}
-			if !h.IsControl() {
-				err = batch.ForEachRecord(b[:h.Size()], 64<<20, func(r *batch.Record) error {
-					if err := core.Load(now, r.Key, r.Value); err != nil {
-						// One unreadable record must not keep every other
-						// group of the partition from loading.
-						sh.gc.s.logger.Warn("skipping a group record", "partition", sh.part.Index, "offset", h.BaseOffset+int64(r.OffsetDelta), "err", err)
-					}
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-			off = h.LastOffset() + 1
-			b = b[h.Size():]
-		}
-		if off >= o.LogEnd {
-			return nil
-		}
-	}
 }
 
 // step runs fn on the core under the shard's lock and appends the records
@@ -397,6 +377,22 @@ func (p pending) finish() error {
 	return err
 }
 
+// answerWritten answers r with ok() once p's records are durable (at once
+// when it made none), or with fail(err) if their append or fsync failed.
+func answerWritten(r *request, p pending, ok func() kmsg.Response, fail func(error) kmsg.Response) kmsg.Response {
+	if len(p.out.Records) == 0 {
+		p.finish() // no fsync to wait for: delivers the core's replies
+		return ok()
+	}
+	r.later = func() kmsg.Response {
+		if err := p.finish(); err != nil {
+			return fail(err)
+		}
+		return ok()
+	}
+	return nil
+}
+
 func (sh *groupShard) deliver(replies []group.Reply) {
 	if len(replies) == 0 {
 		return
@@ -469,69 +465,6 @@ func (sh *groupShard) drop() {
 }
 
 func (gc *groupCoordinator) newWaiter() group.Waiter { return group.Waiter(gc.nextWaiter.Add(1)) }
-
-// appendLocked writes an Output's records to the shard's partition as one
-// record batch, so that a crash keeps all or none of them (Kafka writes
-// the records of one coordinator operation as one batch). A batch over the
-// offsets topic's max.message.bytes fails with partition.ErrRecordTooLarge
-// for an Atomic Output (an OffsetCommit); any other (tombstones of expiry
-// or deletions) is then split in halves until the parts fit.
-func (sh *groupShard) appendLocked(out group.Output) error {
-	return sh.appendRecordsLocked(out.Records, out.Atomic, sh.gc.s.now().UnixMilli())
-}
-
-func (sh *groupShard) appendRecordsLocked(recs []group.Record, atomic bool, nowMs int64) error {
-	_, err := sh.part.Append(encodeBatch(recs, nowMs), -1)
-	if errors.Is(err, partition.ErrRecordTooLarge) && !atomic && len(recs) > 1 {
-		half := len(recs) / 2
-		if err := sh.appendRecordsLocked(recs[:half], false, nowMs); err != nil {
-			return err
-		}
-		return sh.appendRecordsLocked(recs[half:], false, nowMs)
-	}
-	return err
-}
-
-// encodeBatch builds an uncompressed v2 record batch. Hand-written because
-// kmsg.Record needs each record's length before it is encoded; the layout
-// is the one package batch parses and validates.
-func encodeBatch(recs []group.Record, nowMs int64) []byte {
-	var records []byte
-	for i, r := range recs {
-		var body []byte
-		body = append(body, 0)                     // attributes
-		body = binary.AppendVarint(body, 0)        // timestamp delta
-		body = binary.AppendVarint(body, int64(i)) // offset delta
-		body = binary.AppendVarint(body, int64(len(r.Key)))
-		body = append(body, r.Key...)
-		if r.Value == nil {
-			body = binary.AppendVarint(body, -1)
-		} else {
-			body = binary.AppendVarint(body, int64(len(r.Value)))
-			body = append(body, r.Value...)
-		}
-		body = binary.AppendVarint(body, 0) // headers
-		records = binary.AppendVarint(records, int64(len(body)))
-		records = append(records, body...)
-	}
-	b := make([]byte, 0, batch.HeaderSize+len(records))
-	b = binary.BigEndian.AppendUint64(b, 0)                                        // base offset
-	b = binary.BigEndian.AppendUint32(b, uint32(batch.HeaderSize-12+len(records))) // length
-	b = binary.BigEndian.AppendUint32(b, 0xffffffff)                               // partition leader epoch
-	b = append(b, 2)                                                               // magic
-	b = binary.BigEndian.AppendUint32(b, 0)                                        // crc, below
-	b = binary.BigEndian.AppendUint16(b, 0)                                        // attributes
-	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)-1))                      // last offset delta
-	b = binary.BigEndian.AppendUint64(b, uint64(nowMs))                            // first timestamp
-	b = binary.BigEndian.AppendUint64(b, uint64(nowMs))                            // max timestamp
-	b = binary.BigEndian.AppendUint64(b, 0xffffffffffffffff)                       // producer id
-	b = binary.BigEndian.AppendUint16(b, 0xffff)                                   // producer epoch
-	b = binary.BigEndian.AppendUint32(b, 0xffffffff)                               // base sequence
-	b = binary.BigEndian.AppendUint32(b, uint32(len(recs)))                        // records
-	b = append(b, records...)
-	binary.BigEndian.PutUint32(b[17:], batch.ComputeCRC(b))
-	return b
-}
 
 // tickLoop fires the cores' timers until the server stops.
 func (gc *groupCoordinator) tickLoop(stop <-chan struct{}) {

@@ -60,6 +60,8 @@ func lookupHandler(key int16) (handler, bool) {
 		return handler{2, 9, handleOffsetCommit}, true
 	case kmsg.OffsetFetch:
 		return handler{1, 9, handleOffsetFetch}, true
+	case kmsg.TxnOffsetCommit:
+		return handler{0, 4, handleTxnOffsetCommit}, true
 	case kmsg.ListGroups:
 		return handler{0, 5, handleListGroups}, true
 	case kmsg.DescribeGroups:
@@ -68,12 +70,26 @@ func lookupHandler(key int16) (handler, bool) {
 		return handler{0, 2, handleDeleteGroups}, true
 	case kmsg.OffsetDelete:
 		return handler{0, 0, handleOffsetDelete}, true
+	case kmsg.AddPartitionsToTxn:
+		return handler{0, 4, handleAddPartitionsToTxn}, true
+	case kmsg.AddOffsetsToTxn:
+		return handler{0, 4, handleAddOffsetsToTxn}, true
+	case kmsg.EndTxn:
+		return handler{0, 4, handleEndTxn}, true
+	case kmsg.WriteTxnMarkers:
+		return handler{1, 1, handleWriteTxnMarkers}, true
+	case kmsg.DescribeTransactions:
+		return handler{0, 0, handleDescribeTransactions}, true
+	case kmsg.ListTransactions:
+		return handler{0, 2, handleListTransactions}, true
 	case kmsg.ElectLeaders:
 		return handler{0, 2, handleElectLeaders}, true
 	case kmsg.AlterPartitionAssignments:
 		return handler{0, 1, handleAlterPartitionReassignments}, true
 	case kmsg.ListPartitionReassignments:
 		return handler{0, 0, handleListPartitionReassignments}, true
+	case kmsg.DescribeProducers:
+		return handler{0, 0, handleDescribeProducers}, true
 	}
 	return handler{}, false
 }

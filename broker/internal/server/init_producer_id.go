@@ -1,9 +1,13 @@
 package server
 
-// InitProducerId: versions 0-5, for idempotent producers: a fresh producer
-// id with epoch 0 each time (as Kafka does without a transactional id).
-// Ids come from blocks recorded in the metadata log, so none is reused after
-// a restart. A transactional id is refused until transactions land.
+// InitProducerId: versions 0-5. Without a transactional id (or with an
+// empty one), an idempotent producer: a fresh producer id with epoch 0 each
+// time, as Kafka does. Ids come from blocks recorded in the metadata log,
+// so none is reused after a restart. With a transactional id, the id's
+// transaction coordinator answers (txn.Coordinator.InitProducerID: the
+// epoch bumped, a zombie fenced, an open transaction aborted) once the
+// id's record is durable; NOT_COORDINATOR when this node does not
+// coordinate it.
 
 import (
 	"context"
@@ -11,10 +15,10 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/runnel-io/runnel/broker/internal/metadata"
+	"github.com/runnel-io/runnel/broker/internal/txn"
 )
 
 // producerIDBlock is how many producer ids one metadata record reserves.
@@ -52,18 +56,22 @@ func (p *producerIDs) allocate(ctx context.Context) (int64, error) {
 
 func handleInitProducerID(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.InitProducerIDRequest)
-	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
-	resp.ProducerID, resp.ProducerEpoch = -1, -1
-	if req.TransactionalID != nil {
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
-		c.s.logger.Info("refusing a transactional producer: transactions are not supported yet", "transactional_id", *req.TransactionalID)
+	fail := func(code int16) kmsg.Response {
+		resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+		resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = -1, -1, code
 		return resp
+	}
+	if req.TransactionalID != nil && *req.TransactionalID != "" {
+		now := c.s.now()
+		return c.s.txns.call(c, r, *req.TransactionalID, fail, func(core *txn.Coordinator, w txn.Waiter) txn.Output {
+			return core.InitProducerID(now, w, req)
+		})
 	}
 	id, err := c.s.pids.allocate(context.Background())
 	if err != nil {
-		resp.ErrorCode = c.s.metrics.code(kmsg.InitProducerID, err)
-		return resp
+		return fail(c.s.metrics.code(kmsg.InitProducerID, err))
 	}
+	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = id, 0
 	return resp
 }

@@ -4,7 +4,9 @@ package server
 // (latest: the high watermark, or the last stable offset for
 // read_committed), -2 (earliest), -3 (max timestamp, KIP-734, v7+), -4
 // (earliest local, KIP-405, v8+; equals earliest without tiered storage),
-// or a time: the first record at or after it.
+// or a time: the first record at or after it. Lookups by time and max
+// timestamp answer only offsets below the high watermark, or below the
+// last stable offset for read_committed (isolation_level=1), as Kafka.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -35,15 +37,12 @@ func handleListOffsets(c *conn, r *request) kmsg.Response {
 				rp.Timestamp < partition.EarliestLocal:
 				sp.ErrorCode = kerr.UnsupportedVersion.Code
 			default:
-				off, ts, err := p.OffsetForTime(rp.Timestamp, buf)
+				off, ts, err := p.OffsetForTime(rp.Timestamp, req.IsolationLevel == 1, buf)
 				if err != nil {
 					sp.ErrorCode = c.s.metrics.code(kmsg.ListOffsets, err)
 					break
 				}
 				o := p.Offsets()
-				if rp.Timestamp == partition.Latest && req.IsolationLevel == 1 {
-					off = o.LastStable
-				}
 				sp.Offset, sp.Timestamp = off, ts
 				if off >= 0 {
 					sp.LeaderEpoch = o.Epoch

@@ -109,13 +109,14 @@ func (m *metrics) code(key kmsg.Key, err error) int16 {
 	return code
 }
 
-// logCollector reports each hosted partition's log size and segment count
-// at scrape time.
+// logCollector reports each hosted partition's log size, segment count and
+// offsets at scrape time.
 type logCollector struct {
 	s        *Server
 	size     *prometheus.Desc
 	segments *prometheus.Desc
 	hw       *prometheus.Desc
+	lso      *prometheus.Desc
 	start    *prometheus.Desc
 }
 
@@ -126,7 +127,9 @@ func newLogCollector(s *Server) *logCollector {
 		size:     prometheus.NewDesc("runnel_broker_log_size_bytes", "Bytes in a partition's log segments.", l, nil),
 		segments: prometheus.NewDesc("runnel_broker_log_segments", "Segments in a partition's log.", l, nil),
 		hw:       prometheus.NewDesc("runnel_broker_log_high_watermark", "A partition's high watermark.", l, nil),
-		start:    prometheus.NewDesc("runnel_broker_log_start_offset", "A partition's log start offset.", l, nil),
+		lso: prometheus.NewDesc("runnel_broker_log_last_stable_offset",
+			"A partition's last stable offset (below the high watermark while a transaction is open).", l, nil),
+		start: prometheus.NewDesc("runnel_broker_log_start_offset", "A partition's log start offset.", l, nil),
 	}
 }
 
@@ -134,6 +137,7 @@ func (c *logCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.size
 	ch <- c.segments
 	ch <- c.hw
+	ch <- c.lso
 	ch <- c.start
 }
 
@@ -144,6 +148,7 @@ func (c *logCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.size, prometheus.GaugeValue, float64(p.Log().Size()), p.Topic, part)
 		ch <- prometheus.MustNewConstMetric(c.segments, prometheus.GaugeValue, float64(p.Log().NumSegments()), p.Topic, part)
 		ch <- prometheus.MustNewConstMetric(c.hw, prometheus.GaugeValue, float64(o.HighWatermark), p.Topic, part)
+		ch <- prometheus.MustNewConstMetric(c.lso, prometheus.GaugeValue, float64(o.LastStable), p.Topic, part)
 		ch <- prometheus.MustNewConstMetric(c.start, prometheus.GaugeValue, float64(o.LogStart), p.Topic, part)
 	}
 }

@@ -14,9 +14,6 @@ package server
 // (offsets.retention.minutes applies), as Kafka 4.0 does.
 
 import (
-	"errors"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/runnel-io/runnel/broker/internal/group"
@@ -26,33 +23,17 @@ func handleOffsetCommit(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.OffsetCommitRequest)
 	sh, err := c.s.groups.shard(req.Group)
 	if err != nil {
-		code := kerr.CoordinatorNotAvailable.Code
-		if errors.Is(err, kerr.NotCoordinator) {
-			code = kerr.NotCoordinator.Code
-		}
-		return commitError(req, code)
+		return commitError(req, shardErrorCode(err))
 	}
 	now := c.s.now()
-	im := c.s.meta.Image()
-	exists := func(topic string, part int32) bool {
-		t := im.Topic(topic)
-		return t != nil && part >= 0 && int(part) < len(t.Partitions)
-	}
+	exists := c.s.topicExists()
 	var resp *kmsg.OffsetCommitResponse
 	p, _ := sh.step(0, func(core *group.Coordinator) group.Output {
 		var out group.Output
 		resp, out = core.CommitOffsets(now, req, exists)
 		return out
 	})
-	if len(p.out.Records) == 0 {
-		p.finish() // no fsync to wait for: delivers the core's replies
-		return resp
-	}
-	r.later = func() kmsg.Response {
-		if err := p.finish(); err != nil {
-			// As Kafka's GroupCoordinatorService: the whole request fails.
-			return commitError(req, c.s.metrics.code(kmsg.OffsetCommit, groupWriteError(err, true)))
-		}
+	return answerWritten(r, p, func() kmsg.Response {
 		n := 0
 		for _, t := range resp.Topics {
 			for _, p := range t.Partitions {
@@ -63,8 +44,20 @@ func handleOffsetCommit(c *conn, r *request) kmsg.Response {
 		}
 		c.s.metrics.groupCommits.Add(float64(n))
 		return resp
+	}, func(err error) kmsg.Response {
+		// As Kafka's GroupCoordinatorService: the whole request fails.
+		return commitError(req, c.s.metrics.code(kmsg.OffsetCommit, groupWriteError(err, true)))
+	})
+}
+
+// topicExists reports whether a topic partition exists in the current
+// metadata image, for the group core's commits.
+func (s *Server) topicExists() group.TopicExists {
+	im := s.meta.Image()
+	return func(topic string, part int32) bool {
+		t := im.Topic(topic)
+		return t != nil && part >= 0 && int(part) < len(t.Partitions)
 	}
-	return nil
 }
 
 func commitError(req *kmsg.OffsetCommitRequest, code int16) *kmsg.OffsetCommitResponse {

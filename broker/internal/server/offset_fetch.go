@@ -1,9 +1,10 @@
 package server
 
 // OffsetFetch: versions 1-9 (1 is Kafka 4.0's floor); all of a group's
-// offsets with null topics (v2+); require_stable accepted (v7+: with no
-// transactional offsets pending, every offset is stable); several groups
-// per request from v8. The v9 member id and epoch concern KIP-848 groups
+// offsets with null topics (v2+); require_stable (v7+): a partition with
+// transactional offsets still pending (a TxnOffsetCommit whose marker has
+// not come) answers UNSTABLE_OFFSET_COMMIT, as Kafka; without it, the
+// committed offset; several groups per request from v8. The v9 member id and epoch concern KIP-848 groups
 // and are ignored. A group the coordinator does not know has no offsets
 // (-1), as in Kafka.
 
@@ -18,7 +19,7 @@ func handleOffsetFetch(c *conn, r *request) kmsg.Response {
 	req := r.kreq.(*kmsg.OffsetFetchRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version < 8 {
-		topics, code := c.s.fetchOffsets(req.Group, req.Topics)
+		topics, code := c.s.fetchOffsets(req.Group, req.Topics, req.RequireStable)
 		resp.Topics, resp.ErrorCode = topics, code
 		if code != 0 {
 			resp.Topics = nil
@@ -35,7 +36,7 @@ func handleOffsetFetch(c *conn, r *request) kmsg.Response {
 				topics = append(topics, rt)
 			}
 		}
-		got, code := c.s.fetchOffsets(rg.Group, topics)
+		got, code := c.s.fetchOffsets(rg.Group, topics, req.RequireStable)
 		sg := kmsg.NewOffsetFetchResponseGroup()
 		sg.Group, sg.ErrorCode = rg.Group, code
 		for _, t := range got {
@@ -54,7 +55,7 @@ func handleOffsetFetch(c *conn, r *request) kmsg.Response {
 }
 
 // fetchOffsets reads one group's offsets; topics nil means all.
-func (s *Server) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTopic) ([]kmsg.OffsetFetchResponseTopic, int16) {
+func (s *Server) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTopic, requireStable bool) ([]kmsg.OffsetFetchResponseTopic, int16) {
 	if groupID == "" {
 		return nil, kerr.InvalidGroupID.Code
 	}
@@ -64,7 +65,7 @@ func (s *Server) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestTo
 	}
 	var out []kmsg.OffsetFetchResponseTopic
 	p, _ := sh.step(0, func(core *group.Coordinator) group.Output {
-		out = core.FetchOffsets(groupID, topics)
+		out = core.FetchOffsets(groupID, topics, requireStable)
 		return group.Output{}
 	})
 	p.finish()

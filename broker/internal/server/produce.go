@@ -7,8 +7,12 @@ package server
 // passed it: NOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas
 // before the write, NOT_ENOUGH_REPLICAS_AFTER_APPEND when it fell below
 // after, REQUEST_TIMED_OUT past timeout_ms), and acks=0 gets no response
-// at all. Transactional
-// produces are refused until transactions land.
+// at all. Transactional batches are accepted (KIP-98): they need a
+// transactional id in the request (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+// as Kafka answers one without) and a producer id (else INVALID_RECORD); a
+// producer with an open transaction may write only transactional batches
+// (INVALID_TXN_STATE). The transaction coordinator's check that the
+// partition was added to the transaction (KIP-890) is not made here.
 
 import (
 	"context"
@@ -31,8 +35,8 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 	switch {
 	case req.Acks != 0 && req.Acks != 1 && req.Acks != -1:
 		refuse = kerr.InvalidRequiredAcks
-	case req.TransactionID != nil:
-		refuse = kerr.InvalidTxnState
+	case req.TransactionID == nil && hasTransactional(req):
+		refuse = kerr.TransactionalIDAuthorizationFailed
 	}
 
 	// appended locates a partition's answer in resp, to complete it
@@ -174,4 +178,17 @@ func checkProduceRecords(version int16, records []byte) error {
 		return kafkaErr(kerr.UnsupportedCompressionType, "zstd needs produce v7 or later, got v%d", version)
 	}
 	return nil
+}
+
+// hasTransactional reports whether any partition's batch is transactional
+// (Kafka's ProduceRequest.hasTransactionalRecords).
+func hasTransactional(req *kmsg.ProduceRequest) bool {
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			if h, err := batch.ParseHeader(rp.Records); err == nil && h.IsTransactional() {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"strconv"
 	"sync"
 	"time"
 
@@ -124,7 +123,7 @@ func (f *replicaFetchers) client() (*kgo.Client, error) {
 	}
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(f.s.listener.Addr().String()),
-		kgo.ClientID("runnel-replica-fetcher-"+strconv.Itoa(int(f.s.cfg.NodeID))),
+		kgo.ClientID(f.s.interBrokerClientID()),
 		kgo.RetryTimeout(0),
 		kgo.MetadataMinAge(100*time.Millisecond),
 	)

@@ -59,7 +59,11 @@ type Server struct {
 	fetchers replicaFetchers
 	sessions *fetchSessions
 	groups   groupCoordinator
-	cleaner  *cleaner // nil when log.cleaner.enable is false
+	txns     txnCoordinator
+	markers  markerWriters
+	// txnMetrics counts transactions as they complete.
+	txnMetrics *txnMetrics
+	cleaner    *cleaner // nil when log.cleaner.enable is false
 
 	// bg is canceled by Close: long background work (cleaning) stops early.
 	bg       context.Context
@@ -139,6 +143,7 @@ func New(o Options) (*Server, error) {
 	}
 	o.Registry.MustRegister(newLogCollector(s))
 	o.Registry.MustRegister(newGroupMetrics(s))
+	s.txnMetrics = newTxnMetrics(s, o.Registry)
 	o.Registry.MustRegister(newDirtyCollector(s))
 	o.Registry.MustRegister(newClusterMetrics(s))
 	s.bg, s.bgCancel = context.WithCancel(context.Background())
@@ -158,6 +163,8 @@ func New(o Options) (*Server, error) {
 	s.pids.s = s
 	s.fetchers.init(s)
 	s.groups.s = s
+	s.txns.s = s
+	s.markers.s = s
 	s.sessions = newFetchSessions(int(o.Config.FetchSessionSlots), o.Now)
 
 	l := o.Config.Listeners[0]
@@ -294,6 +301,7 @@ func (s *Server) Serve(ctx context.Context) error {
 		defer s.wg.Done()
 		s.groups.tickLoop(s.stop)
 	}()
+	s.wg.Go(func() { s.txns.tickLoop(s.stop) })
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -428,6 +436,7 @@ func (s *Server) Close() error {
 		}
 		s.mu.Unlock()
 		s.wg.Wait()
+		s.markers.wait()
 		err = errors.Join(s.closePartitions(), s.meta.Close())
 	})
 	return err
