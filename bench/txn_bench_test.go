@@ -78,7 +78,7 @@ func benchTxnProduce(b *testing.B, srv server, every harness.Commit) {
 // TestTxnProduce runs the transactional driver once, small, against every
 // target, so a broken driver or target shows up in `go test` and not only
 // in `make bench`: 3,000 records in transactions of 1,000 records, then
-// in transactions of 20 ms, each into a new topic whose end offsets must
+// in transactions of 1 ms, each into a new topic whose end offsets must
 // hold every record and commit marker. The broker processes are skipped
 // with -short.
 func TestTxnProduce(t *testing.T) {
@@ -86,7 +86,7 @@ func TestTxnProduce(t *testing.T) {
 		t.Run(tg.name, func(t *testing.T) {
 			skipProcessInShort(t, tg.name)
 			srv := tg.start(t)
-			for _, every := range []harness.Commit{{Records: 1000}, {Interval: 20 * time.Millisecond}} {
+			for _, every := range []harness.Commit{{Records: 1000}, {Interval: time.Millisecond}} {
 				testTxnProduce(t, srv, every)
 			}
 		})

@@ -58,9 +58,10 @@ func ProduceTxn(ctx context.Context, cl *kgo.Client, topic string, n int64, payl
 			}
 			t.promise(r, err)
 		}
+		// A transaction takes one record at least.
 		began := time.Now()
-		for k := int64(0); sent < n && t.failed.Load() == 0 && ctx.Err() == nil &&
-			(every.Records <= 0 || k < every.Records) && (every.Interval <= 0 || time.Since(began) < every.Interval); k++ {
+		for k := int64(0); sent < n && t.failed.Load() == 0 && ctx.Err() == nil && (k == 0 ||
+			(every.Records <= 0 || k < every.Records) && (every.Interval <= 0 || time.Since(began) < every.Interval)); k++ {
 			cl.Produce(ctx, &kgo.Record{Topic: topic, Value: payload}, promise)
 			sent++
 		}
