@@ -200,8 +200,9 @@ func idempotentSend(ctx context.Context, cl *kgo.Client, topic string, n int64, 
 }
 
 // benchProduceWith is benchProduceTo with send as the producer; opts are
-// added to the client's. With transactions it also reports commits/s and
-// records/commit, and the end offsets must hold the commit markers too.
+// added to the client's. With transactions it also reports commits/s,
+// records/commit and endtxn-ms (the mean time EndTransaction took), and
+// the end offsets must hold the commit markers too.
 func benchProduceWith(b *testing.B, srv server, seeds []string, spec topicSpec, size int, send sendFunc, opts ...kgo.Opt) {
 	b.StopTimer()
 	ctx := b.Context()
@@ -239,6 +240,7 @@ func benchProduceWith(b *testing.B, srv server, seeds []string, spec topicSpec, 
 	if txn.Commits > 0 {
 		b.ReportMetric(float64(txn.Commits)/b.Elapsed().Seconds(), "commits/s")
 		b.ReportMetric(float64(n)/float64(txn.Commits), "records/commit")
+		b.ReportMetric(txn.EndTxnTime.Seconds()*1000/float64(txn.Commits), "endtxn-ms")
 	}
 
 	// Every acknowledged record and commit marker, no more: no loss, no

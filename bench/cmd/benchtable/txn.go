@@ -17,7 +17,7 @@ func txnBench(target, mode string) string {
 }
 
 // renderTxn writes the transactions table: per target and producer MB/s,
-// records/s, commits/s and records per commit, the producer's speed
+// records/s, commits/s, records per commit and the mean EndTxn time, the producer's speed
 // relative to the same target's idempotent one, and Runnel's relative to
 // kfake's in the same pair and mode. Targets without results are left
 // out; it writes nothing when the run has no transaction benchmarks.
@@ -48,13 +48,14 @@ func renderTxn(w io.Writer, r *results) {
 	fmt.Fprintf(w, "\n== Transactions: produce throughput, transactional vs idempotent, 1 KB records, 8 partitions (median of runs) ==\n")
 	fmt.Fprintf(w, "commit-100ms: a transaction takes records for 100 ms, then flushes and commits; commit-10k: every 10,000 records\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "target\tproducer\tMB/s\trecords/s\tcommits/s\trecords/commit\tvs idempotent\trunnel/kfake\tother load")
+	fmt.Fprintln(tw, "target\tproducer\tMB/s\trecords/s\tcommits/s\trecords/commit\tEndTxn ms\tvs idempotent\trunnel/kfake\tother load")
 	for _, rw := range rows {
 		name := txnBench(rw.target, rw.mode)
 		mb, haveMB := r.metric(name, "MB/s")
 		recs, haveRecs := r.metric(name, "records/s")
 		commits, haveCommits := r.metric(name, "commits/s")
 		perCommit, havePer := r.metric(name, "records/commit")
+		endTxn, haveEndTxn := r.metric(name, "endtxn-ms")
 		vsIdem := "-"
 		if rw.mode == txnBaseline {
 			vsIdem = ""
@@ -68,8 +69,8 @@ func renderTxn(w io.Writer, r *results) {
 				vsKfake = fmt.Sprintf("%.2f×", v)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\n", rw.target, rw.mode, num(mb, haveMB), num(recs, haveRecs),
-			num(commits, haveCommits), num(perCommit, havePer), vsIdem, vsKfake, r.otherLoad(name))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\n", rw.target, rw.mode, num(mb, haveMB), num(recs, haveRecs),
+			num(commits, haveCommits), num(perCommit, havePer), num(endTxn, haveEndTxn), vsIdem, vsKfake, r.otherLoad(name))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "vs idempotent: the producer's MB/s over the same target's idempotent MB/s; runnel/kfake: over kfake's in the same pair\n")

@@ -27,6 +27,9 @@ type TxnResult struct {
 	// Markers is the number of commit markers: one per partition a
 	// transaction wrote to. Each takes an offset of its partition.
 	Markers int64
+	// EndTxnTime is the time spent in EndTransaction (the EndTxn round
+	// trip, with its retries), summed over the commits.
+	EndTxnTime time.Duration
 }
 
 // ProduceTxn sends n records with value payload to topic through cl, a
@@ -69,9 +72,11 @@ func ProduceTxn(ctx context.Context, cl *kgo.Client, topic string, n int64, payl
 		if err := cl.Flush(ctx); err != nil || t.failed.Load() > 0 {
 			return res, t.result(ctx, n, err)
 		}
+		endStart := time.Now()
 		if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
 			return res, fmt.Errorf("commit transaction %d (%d records acknowledged so far): %w", res.Commits+1, t.acked.Load(), cause(ctx, err))
 		}
+		res.EndTxnTime += time.Since(endStart)
 		res.Commits++
 		res.Markers += parts.len()
 		commits.Store(res.Commits)
