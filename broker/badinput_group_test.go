@@ -265,10 +265,10 @@ func TestBadInputGroups(t *testing.T) {
 				t.Fatalf("leave: %s %+v", errName(lr.ErrorCode), lr.Members)
 			}
 		}},
-		{"find coordinator: transactions and unknown key types", func(t *testing.T, rc *rawConn) {
+		{"find coordinator: empty transactional ids and unknown key types", func(t *testing.T, rc *rawConn) {
 			fc := kmsg.NewPtrFindCoordinatorRequest()
-			fc.Version, fc.CoordinatorType, fc.CoordinatorKeys = 6, 1, []string{"txn"}
-			wantCode(t, "transaction key", rc.roundTrip(fc).(*kmsg.FindCoordinatorResponse).Coordinators[0].ErrorCode, kerr.TransactionalIDAuthorizationFailed)
+			fc.Version, fc.CoordinatorType, fc.CoordinatorKeys = 6, 1, []string{""}
+			wantCode(t, "empty transactional id", rc.roundTrip(fc).(*kmsg.FindCoordinatorResponse).Coordinators[0].ErrorCode, kerr.InvalidRequest)
 			fc.CoordinatorType = 9
 			wantCode(t, "key type 9", rc.roundTrip(fc).(*kmsg.FindCoordinatorResponse).Coordinators[0].ErrorCode, kerr.InvalidRequest)
 		}},

@@ -80,6 +80,21 @@ func TestBadInputTransactions(t *testing.T) {
 		}
 	})
 
+	t.Run("transactional produce to a partition not added", func(t *testing.T) {
+		before := listEnds(t, b, topic, 0)[0]
+		p := rc.produceTxn("bad", topic, 0, txnBatch(pid, epoch, 0, "not-added"))
+		if p.ErrorCode != kerr.InvalidTxnState.Code {
+			t.Fatalf("transactional produce to a partition the transaction did not add: %s, want INVALID_TXN_STATE", errName(p.ErrorCode))
+		}
+		if hw, lso := listEnds(t, b, topic, 0)[0], listEnds(t, b, topic, 1)[0]; hw != before || lso != hw {
+			t.Fatalf("after the refused batch: high watermark %d (was %d), last stable offset %d; want nothing written and nothing held open", hw, before, lso)
+		}
+		// Another producer's id under this transactional id is refused too.
+		if p := rc.produceTxn("bad", topic, 0, txnBatch(pid+1000, 0, 0, "other-pid")); p.ErrorCode != kerr.InvalidTxnState.Code {
+			t.Fatalf("transactional produce with a producer id not the transactional id's: %s, want INVALID_TXN_STATE", errName(p.ErrorCode))
+		}
+	})
+
 	t.Run("TxnOffsetCommit for a group the transaction did not add", func(t *testing.T) {
 		if code := addOffsetsCode(rc, "bad", pid, epoch, "added-group"); code != 0 {
 			t.Fatalf("AddOffsetsToTxn: %s", errName(code))

@@ -135,6 +135,24 @@ func TestTxnCommitAndAbortVisibility(t *testing.T) {
 		return listEnds(t, b, topic, 0)[0] == 9
 	})
 
+	// The metrics count two commits and one abort, each with its
+	// duration, and the markers this node wrote.
+	waitFor(t, ioTimeout, "the transaction metrics to count 2 commits and 1 abort", func() bool {
+		page := scrape(t, b)
+		return sumSamples(t, page, "runnel_broker_transactions_completed_total", `result="commit"`) == 2 &&
+			sumSamples(t, page, "runnel_broker_transactions_completed_total", `result="abort"`) == 1
+	})
+	page := scrape(t, b)
+	if n := sumSamples(t, page, "runnel_broker_transaction_duration_seconds_count"); n != 3 {
+		t.Errorf("transaction durations observed: %v, want 3", n)
+	}
+	if n := sumSamples(t, page, "runnel_broker_txn_markers_written_total"); n != 3 {
+		t.Errorf("markers written: %v, want 3", n)
+	}
+	if n := sumSamples(t, page, "runnel_broker_transactions", `state="CompleteCommit"`); n != 1 {
+		t.Errorf("transactional ids in CompleteCommit: %v, want 1", n)
+	}
+
 	if got, want := readTo(t, b, topic, true), []string{"c1", "c2", "c3"}; !slices.Equal(got, want) {
 		t.Errorf("read_committed read %q, want %q", got, want)
 	}

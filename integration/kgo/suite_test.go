@@ -62,6 +62,9 @@ var skipsAllowed = map[string]string{
 	"TestGroupETL/range/848":         "KIP-848 groups: ConsumerGroupHeartbeat is not advertised",
 	"TestGroupETL/sticky/848":        "KIP-848 groups: ConsumerGroupHeartbeat is not advertised",
 	"TestGroupETL/sticky/848/static": "KIP-848 groups: ConsumerGroupHeartbeat is not advertised",
+	"TestTxnEtl/range/848":           "KIP-848 groups: ConsumerGroupHeartbeat is not advertised",
+	"TestTxnEtl/sticky/848":          "KIP-848 groups: ConsumerGroupHeartbeat is not advertised",
+	"TestTxnEtl/sticky/848/static":   "KIP-848 groups: ConsumerGroupHeartbeat is not advertised",
 }
 
 // kgoTestRecords is KGO_TEST_RECORDS, the records each TestGroupETL variant

@@ -90,7 +90,7 @@ func isSentinel(err error) bool {
 	for _, s := range []error{
 		batch.ErrShort, batch.ErrMagic, batch.ErrCRC, batch.ErrLength, batch.ErrRecordCount,
 		batch.ErrCorrupt, batch.ErrControl, batch.ErrCodec, batch.ErrTooLarge, batch.ErrOffsetDeltas,
-		batch.ErrSequence, batch.ErrNoKey, batch.ErrBaseOffset, batch.ErrDecompress,
+		batch.ErrSequence, batch.ErrNoKey, batch.ErrBaseOffset, batch.ErrDecompress, batch.ErrNoProducerID,
 	} {
 		if errors.Is(err, s) {
 			return true

@@ -74,7 +74,7 @@
 // sessions at its own time, however long the load took, and a group over
 // group.max.size rebalances, keeping only as many members as rejoin first.
 //
-// Transactional offset commits (issue 5; Kafka's
+// Transactional offset commits (Kafka's
 // pendingTransactionalOffsets): [Coordinator.TxnCommitOffsets] checks a
 // TxnOffsetCommit as Kafka 4.0 does and returns the same offset records as
 // CommitOffsets, in an Atomic Output whose Producer asks the owner to write

@@ -87,6 +87,7 @@ type Partition struct {
 	// TruncateTo and the role changes. Lock order: appendMu, then mu.
 	appendMu  sync.Mutex
 	producers producers
+	verify    verifications
 
 	mu struct {
 		sync.Mutex
@@ -180,7 +181,7 @@ type AppendResult struct {
 // smaller than min.insync.replicas; both are checked before anything is
 // written.
 func (p *Partition) Append(b []byte, acks int16) (AppendResult, error) {
-	return p.append(b, acks, false)
+	return p.append(b, acks, false, nil)
 }
 
 // AppendCoordinator appends a batch the broker's own coordinators built
@@ -191,10 +192,12 @@ func (p *Partition) Append(b []byte, acks int16) (AppendResult, error) {
 // (ErrInvalidEpoch), and a transactional batch opens the producer's
 // transaction as any other.
 func (p *Partition) AppendCoordinator(b []byte) (AppendResult, error) {
-	return p.append(b, -1, true)
+	return p.append(b, -1, true, nil)
 }
 
-func (p *Partition) append(b []byte, acks int16, coordinator bool) (AppendResult, error) {
+// append appends b; guard, when set, is the batch's verification guard
+// (AppendVerified).
+func (p *Partition) append(b []byte, acks int16, coordinator bool, guard *VerificationGuard) (AppendResult, error) {
 	p.mu.Lock()
 	cfg := p.mu.config
 	_, err := p.leaderCheckLocked(acks)
@@ -227,6 +230,11 @@ func (p *Partition) append(b []byte, acks int16, coordinator bool) (AppendResult
 	if err != nil {
 		return AppendResult{}, err
 	}
+	if guard != nil {
+		if err := p.checkGuardLocked(&h, *guard); err != nil {
+			return AppendResult{}, err
+		}
+	}
 	var dup *batchMeta
 	if coordinator {
 		err = p.producers.checkEpoch(&h)
@@ -250,6 +258,9 @@ func (p *Partition) append(b []byte, acks int16, coordinator bool) (AppendResult
 	h.BaseOffset = res.BaseOffset
 	if err := p.appendedLocked(&h, nil, cfg); err != nil {
 		return AppendResult{}, err
+	}
+	if guard != nil && h.IsTransactional() {
+		p.endVerificationLocked(h.ProducerID) // its transaction is open now
 	}
 	return AppendResult{BaseOffset: res.BaseOffset, LastOffset: res.LastOffset, LogAppendTime: lat}, nil
 }

@@ -110,6 +110,7 @@ func (p *Partition) AppendMarker(m Marker) (offset int64, err error) {
 	if err := p.appendedLocked(&h, b, cfg); err != nil {
 		return -1, err
 	}
+	p.endVerificationLocked(m.ProducerID)
 	return res.BaseOffset, nil
 }
 

@@ -11,8 +11,12 @@ package server
 // transactional id in the request (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
 // as Kafka answers one without) and a producer id (else INVALID_RECORD); a
 // producer with an open transaction may write only transactional batches
-// (INVALID_TXN_STATE). The transaction coordinator's check that the
-// partition was added to the transaction (KIP-890) is not made here.
+// (INVALID_TXN_STATE). The first transactional batch of a producer's
+// transaction on a partition is verified with its transaction coordinator
+// (KIP-890 part 1, see appendProduced): INVALID_TXN_STATE when the
+// partition is not in the producer's transaction, INVALID_PRODUCER_EPOCH
+// when the producer was fenced, NOT_ENOUGH_REPLICAS (retriable) when the
+// coordinator cannot answer now.
 
 import (
 	"context"
@@ -76,7 +80,7 @@ func handleProduce(c *conn, r *request) kmsg.Response {
 					sp.ErrorMessage = errMessage(err)
 					break
 				}
-				res, err := p.Append(rp.Records, req.Acks)
+				res, err := c.s.appendProduced(req, rt.Topic, p, rp)
 				if err != nil {
 					sp.ErrorCode = m.code(kmsg.Produce, err)
 					sp.ErrorMessage = errMessage(err)
@@ -191,4 +195,45 @@ func hasTransactional(req *kmsg.ProduceRequest) bool {
 		}
 	}
 	return false
+}
+
+// appendProduced appends one partition's batch of a Produce. A client's
+// transactional batch that would open the producer's transaction on p is
+// first verified with the transaction's coordinator (KIP-890 part 1, as
+// Kafka's transaction.partition.verification.enable), under a guard that a
+// marker arriving meanwhile voids, so a batch late for its transaction
+// cannot open one that no marker would close. The check runs on the
+// connection's reader, keeping the connection's produces in order; it
+// costs one coordinator round trip per transaction and partition.
+func (s *Server) appendProduced(req *kmsg.ProduceRequest, topic string, p *partition.Partition, rp kmsg.ProduceRequestTopicPartition) (partition.AppendResult, error) {
+	h, err := batch.ParseHeader(rp.Records)
+	if err != nil || !h.IsTransactional() || !h.HasProducerID() || req.TransactionID == nil {
+		return p.Append(rp.Records, req.Acks) // validated there
+	}
+	guard := p.StartVerification(h.ProducerID)
+	if guard != 0 {
+		ctx, cancel := context.WithTimeout(s.bg, time.Duration(max(req.TimeoutMillis, 1))*time.Millisecond)
+		code := s.verifyTxn(ctx, *req.TransactionID, h.ProducerID, h.ProducerEpoch, topic, rp.Partition)
+		cancel()
+		if code != 0 {
+			return partition.AppendResult{}, kafkaErr(produceVerifyError(code), "the transaction coordinator did not verify %s-%d in transaction %q of producer %d epoch %d: %s",
+				topic, rp.Partition, *req.TransactionID, h.ProducerID, h.ProducerEpoch, kerr.ErrorForCode(code))
+		}
+	}
+	return p.AppendVerified(rp.Records, req.Acks, guard)
+}
+
+// produceVerifyError is what a Produce answers when its transaction was not
+// verified with code, as Kafka maps it: transient coordinator errors become
+// NOT_ENOUGH_REPLICAS, which every client retries; a fenced producer
+// INVALID_PRODUCER_EPOCH; a partition not in the transaction (or an
+// unknown producer) INVALID_TXN_STATE.
+func produceVerifyError(code int16) *kerr.Error {
+	switch code {
+	case kerr.ConcurrentTransactions.Code, kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code, kerr.RequestTimedOut.Code:
+		return kerr.NotEnoughReplicas
+	case kerr.ProducerFenced.Code, kerr.InvalidProducerEpoch.Code:
+		return kerr.InvalidProducerEpoch
+	}
+	return kerr.InvalidTxnState
 }

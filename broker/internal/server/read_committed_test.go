@@ -102,13 +102,24 @@ func produceRaw(t *testing.T, cl *kgo.Client, topic string, txnID *string, b []b
 	return resp.Topics[0].Partitions[0]
 }
 
-func initProducer(t *testing.T, cl *kgo.Client) (int64, int16) {
+// initProducer starts transactional id's producer and adds topic-0 to its
+// transaction, so that the coordinator verifies its batches there. The
+// transaction stays open at the coordinator: the tests write the markers
+// to the partition themselves (writeMarker).
+func initProducer(t *testing.T, cl *kgo.Client, id, topic string) (int64, int16) {
 	t.Helper()
 	req := kmsg.NewPtrInitProducerIDRequest()
-	req.TransactionTimeoutMillis = 60_000
+	req.TransactionalID, req.TransactionTimeoutMillis = kmsg.StringPtr(id), 60_000
 	resp, err := req.RequestWith(testContext(t), cl)
 	if err != nil || resp.ErrorCode != 0 {
 		t.Fatalf("InitProducerID: %v %v", err, kerr.ErrorForCode(resp.ErrorCode))
+	}
+	add := kmsg.NewPtrAddPartitionsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch = id, resp.ProducerID, resp.ProducerEpoch
+	add.Topics = []kmsg.AddPartitionsToTxnRequestTopic{{Topic: topic, Partitions: []int32{0}}}
+	aresp, err := add.RequestWith(testContext(t), cl)
+	if err != nil || aresp.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("AddPartitionsToTxn: %v %+v", err, aresp)
 	}
 	return resp.ProducerID, resp.ProducerEpoch
 }
@@ -198,9 +209,9 @@ func TestReadCommittedOverTCP(t *testing.T) {
 	cl := txnClient(t, s, "tx")
 	p := s.partition("tx", 0)
 	txnID := "t1"
-
-	pidA, epA := initProducer(t, cl)
-	pidB, epB := initProducer(t, cl)
+	pidA, epA := initProducer(t, cl, txnID, "tx")
+	pidB, epB := initProducer(t, cl, "t1b", "tx")
+	ids := map[int64]string{pidA: txnID, pidB: "t1b"}
 	if sp := produceRaw(t, cl, "tx", nil, recordBatch(pidA, epA, 0, true, "a0")); sp.ErrorCode != kerr.TransactionalIDAuthorizationFailed.Code {
 		t.Fatalf("transactional batch without a transactional id: %v", kerr.ErrorForCode(sp.ErrorCode))
 	}
@@ -209,7 +220,11 @@ func TestReadCommittedOverTCP(t *testing.T) {
 	}
 	produce := func(b []byte) int64 {
 		t.Helper()
-		sp := produceRaw(t, cl, "tx", &txnID, b)
+		id := txnID
+		if h, err := batch.ParseHeader(b); err == nil && ids[h.ProducerID] != "" {
+			id = ids[h.ProducerID]
+		}
+		sp := produceRaw(t, cl, "tx", &id, b)
 		if sp.ErrorCode != 0 {
 			t.Fatalf("produce: %v %s", kerr.ErrorForCode(sp.ErrorCode), deref(sp.ErrorMessage))
 		}
@@ -299,7 +314,7 @@ func TestFranzGoReadCommittedSkipsAborted(t *testing.T) {
 	cl := txnClient(t, s, "txk")
 	p := s.partition("txk", 0)
 	txnID := "t2"
-	pid, ep := initProducer(t, cl)
+	pid, ep := initProducer(t, cl, txnID, "txk")
 	produce := func(b []byte) {
 		t.Helper()
 		if sp := produceRaw(t, cl, "txk", &txnID, b); sp.ErrorCode != 0 {
@@ -342,16 +357,19 @@ func TestFranzGoReadCommittedSkipsAborted(t *testing.T) {
 func TestLastStableOffsetGauge(t *testing.T) {
 	s := startTestServer(t)
 	cl := txnClient(t, s, "txm")
-	pid, ep := initProducer(t, cl)
 	txnID := "t3"
+	pid, ep := initProducer(t, cl, txnID, "txm")
 	for _, b := range [][]byte{recordBatch(-1, 0, 0, false, "a"), recordBatch(pid, ep, 0, true, "b")} {
 		if sp := produceRaw(t, cl, "txm", &txnID, b); sp.ErrorCode != 0 {
 			t.Fatal(kerr.ErrorForCode(sp.ErrorCode))
 		}
 	}
-	ch := make(chan prometheus.Metric, 64)
-	newLogCollector(s).Collect(ch)
-	close(ch)
+	// Every partition has its samples, __transaction_state's 50 too.
+	ch := make(chan prometheus.Metric)
+	go func() {
+		newLogCollector(s).Collect(ch)
+		close(ch)
+	}()
 	found := false
 	for m := range ch {
 		if !strings.Contains(m.Desc().String(), "runnel_broker_log_last_stable_offset") {
@@ -360,6 +378,9 @@ func TestLastStableOffsetGauge(t *testing.T) {
 		var pb dto.Metric
 		if err := m.Write(&pb); err != nil {
 			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(pb.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == "topic" && l.GetValue() == "txm" }) {
+			continue
 		}
 		if v := pb.GetGauge().GetValue(); v != 1 {
 			t.Fatalf("last stable offset gauge %v, want 1", v)
