@@ -185,10 +185,29 @@ type topicSpec struct {
 // benchProduceTo is benchProduce into a new topic of spec on the brokers
 // at seeds; srv is for the meter and health.
 func benchProduceTo(b *testing.B, srv server, seeds []string, spec topicSpec, size int) {
+	benchProduceWith(b, srv, seeds, spec, size, idempotentSend)
+}
+
+// sendFunc sends n records of payload to topic through cl and waits until
+// every one is acknowledged; it returns the transactions it committed
+// (none without transactions).
+type sendFunc func(ctx context.Context, cl *kgo.Client, topic string, n int64, payload []byte, health func() error) (harness.TxnResult, error)
+
+// idempotentSend is the producer of every benchmark but the
+// transactional ones: harness.Produce.
+func idempotentSend(ctx context.Context, cl *kgo.Client, topic string, n int64, payload []byte, health func() error) (harness.TxnResult, error) {
+	return harness.TxnResult{}, harness.Produce(ctx, cl, topic, n, payload, health)
+}
+
+// benchProduceWith is benchProduceTo with send as the producer; opts are
+// added to the client's. With transactions it also reports commits/s,
+// records/commit and endtxn-ms (the mean time EndTransaction took), and
+// the end offsets must hold the commit markers too.
+func benchProduceWith(b *testing.B, srv server, seeds []string, spec topicSpec, size int, send sendFunc, opts ...kgo.Opt) {
 	b.StopTimer()
 	ctx := b.Context()
 	log := &harness.ClientLog{}
-	cl, err := harness.NewClient(seeds, log, harness.ProducerOpts(size)...)
+	cl, err := harness.NewClient(seeds, log, append(harness.ProducerOpts(size), opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -203,7 +222,8 @@ func benchProduceTo(b *testing.B, srv server, seeds []string, spec topicSpec, si
 	payload := harness.Payload(size)
 	// Warm up outside the timer: connect, load metadata and a producer id.
 	warm := int64(parts)
-	if err := harness.Produce(ctx, cl, topic, warm, payload, srv.health); err != nil {
+	warmTxn, err := send(ctx, cl, topic, warm, payload, srv.health)
+	if err != nil {
 		b.Fatalf("warm-up produce: %v", err)
 	}
 
@@ -211,19 +231,22 @@ func benchProduceTo(b *testing.B, srv server, seeds []string, spec topicSpec, si
 	m := startMeter(srv)
 	b.ResetTimer()
 	b.StartTimer()
-	err = harness.Produce(ctx, cl, topic, n, payload, srv.health)
+	txn, err := send(ctx, cl, topic, n, payload, srv.health)
 	b.StopTimer()
 	if err != nil {
 		b.Fatalf("produce %d records of %d bytes to %d partitions: %v", n, size, parts, err)
 	}
 	m.report(b, n, size, log)
-
-	d, err := harness.LoadDataset(ctx, adm, topic, size)
-	if err != nil {
-		b.Fatal(err)
+	if txn.Commits > 0 {
+		b.ReportMetric(float64(txn.Commits)/b.Elapsed().Seconds(), "commits/s")
+		b.ReportMetric(float64(n)/float64(txn.Commits), "records/commit")
+		b.ReportMetric(txn.EndTxnTime.Seconds()*1000/float64(txn.Commits), "endtxn-ms")
 	}
-	if got := d.Records(); got != warm+n {
-		b.Fatalf("end offsets hold %d records, %d were acknowledged", got, warm+n)
+
+	// Every acknowledged record and commit marker, no more: no loss, no
+	// duplicates, no transaction left open.
+	if _, err := harness.AwaitDataset(ctx, adm, topic, size, warm+n+warmTxn.Markers+txn.Markers); err != nil {
+		b.Fatalf("%v (%d records acknowledged, %d commit markers)", err, warm+n, warmTxn.Markers+txn.Markers)
 	}
 }
 

@@ -5,8 +5,9 @@
 #   BENCHTIME           go test -benchtime per benchmark (default 1s)
 #   BENCH_COUNT         rounds over every benchmark; the table takes medians (default 1)
 #   BENCH               go test -bench pattern (default ., all)
-#   BENCH_TARGETS       with BENCH=., the targets of each throughput corner, a
-#                       pattern (default ., all four; '-proc$' the process pair)
+#   BENCH_TARGETS       with BENCH=., the targets of each throughput corner and
+#                       of the transaction benchmarks, a pattern (default ., all
+#                       four; '-proc$' the process pair)
 #   BENCH_REPLICATION   with BENCH=., 0 skips the replication benchmarks (a
 #                       3-process cluster: RF=1 vs RF=3 produce, latency at
 #                       20k records/s; about 1 minute at the default BENCHTIME)
@@ -54,6 +55,9 @@ export RUNNEL_BIN="$tmp/runnel" KFAKE_BIN="$tmp/kfakebroker"
 			done
 		done
 		patterns+=('^BenchmarkRaw$' '^BenchmarkRebalance$' '^BenchmarkCommit$')
+		# Each target runs its idempotent and transactional producers back
+		# to back, the two sides of the ratios the table prints.
+		patterns+=("^BenchmarkTxnProduce\$/$BENCH_TARGETS")
 		# RF=1 and RF=3 run back to back on one cluster, as a corner's
 		# targets do.
 		if [[ "$BENCH_REPLICATION" != "0" ]]; then

@@ -18,9 +18,7 @@ import (
 func TestTargets(t *testing.T) {
 	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
-			if strings.HasSuffix(tg.name, "-proc") && testing.Short() {
-				t.Skip("builds and starts a broker binary")
-			}
+			skipProcessInShort(t, tg.name)
 			srv := tg.start(t)
 			ctx := t.Context()
 			log := &harness.ClientLog{}
@@ -53,6 +51,15 @@ func TestTargets(t *testing.T) {
 				t.Errorf("%d client warnings, first: %q", n, log.First())
 			}
 		})
+	}
+}
+
+// skipProcessInShort skips a test of a broker-process target (runnel-proc,
+// kfake-proc) with -short: it builds and starts a broker binary.
+func skipProcessInShort(t *testing.T, target string) {
+	t.Helper()
+	if strings.HasSuffix(target, "-proc") && testing.Short() {
+		t.Skip("builds and starts a broker binary")
 	}
 }
 

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -77,6 +79,51 @@ func producerOpts(acks, compression string, idempotent, idempotentSet bool) ([]k
 		opts = append(opts, kgo.DisableIdempotentWrite())
 	}
 	return opts, nil
+}
+
+// parseNames parses a comma-separated list of names (such as --state's)
+// case-insensitively into their spelling in known, without repeats. bad is
+// the first name that is not in known.
+func parseNames(s string, known []string) (names []string, bad string) {
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		i := slices.IndexFunc(known, func(k string) bool { return strings.EqualFold(k, part) })
+		if i < 0 {
+			return nil, part
+		}
+		if !slices.Contains(names, known[i]) {
+			names = append(names, known[i])
+		}
+	}
+	return names, ""
+}
+
+// checkOutput checks an -o/--output value.
+func checkOutput(output string) error {
+	if output != "text" && output != "json" {
+		return fmt.Errorf("-o %q: want text or json", output)
+	}
+	return nil
+}
+
+// writeJSON writes v as one line of JSON, as -o json prints each object.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// writeJSONLines writes each of vs with writeJSON.
+func writeJSONLines[T any](w io.Writer, vs []T) error {
+	for _, v := range vs {
+		if err := writeJSON(w, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func newTable(w io.Writer) *tabwriter.Writer {

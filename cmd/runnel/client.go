@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -68,6 +69,19 @@ func (g *globals) newClient(opts ...kgo.Opt) (*kgo.Client, error) {
 	return cl, nil
 }
 
+// withClient runs fn with a client for the brokers and a deadline of
+// timeout (a command's --timeout), and explains its error.
+func (g *globals) withClient(cmd *cobra.Command, timeout time.Duration, fn func(ctx context.Context, cl *kgo.Client) error) error {
+	cl, err := g.newClient()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+	defer cancel()
+	return g.explain(fn(ctx, cl))
+}
+
 // explain turns low-level client errors into messages that say what to do.
 // Errors it does not recognise are returned unchanged.
 func (g *globals) explain(err error) error {
@@ -112,7 +126,7 @@ func hint(err error) string {
 	case errors.Is(err, kerr.InvalidTopicException):
 		return "topic names use letters, digits, '.', '_' and '-', at most 249 characters"
 	case errors.Is(err, kerr.TopicAuthorizationFailed), errors.Is(err, kerr.ClusterAuthorizationFailed),
-		errors.Is(err, kerr.GroupAuthorizationFailed):
+		errors.Is(err, kerr.GroupAuthorizationFailed), errors.Is(err, kerr.TransactionalIDAuthorizationFailed):
 		return "the broker denied this client; check its ACLs"
 	case errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge):
 		return "the record is larger than the topic's max.message.bytes"
@@ -120,6 +134,8 @@ func hint(err error) string {
 		return "no acknowledgement within --delivery-timeout: is the partition's leader up?"
 	case strings.Contains(err.Error(), "broker is too old"): // franz-go does not export this error
 		return "the broker does not implement a Kafka API this needs, e.g. consumer groups for -g/--group"
+	case errors.Is(err, kerr.InvalidRegularExpression):
+		return "the pattern is an RE2 regular expression, e.g. '^payments-'"
 	case errors.Is(err, kerr.PolicyViolation):
 		return "a broker-side policy rejected the request"
 	}

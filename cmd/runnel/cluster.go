@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -82,37 +81,30 @@ unhealthy cluster exits with status 2, after the report.
   runnel cluster status --fail-unhealthy --limit 0 > report.txt || alert`,
 		Args: exactArgs(0, ""),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch {
-			case output != "text" && output != "json":
-				return fmt.Errorf("-o %q: want text or json", output)
-			case limit < 0:
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			if limit < 0 {
 				return fmt.Errorf("--limit %d: want 0 (no limit) or more", limit)
 			}
-			cl, err := g.newClient()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			st, err := collectClusterStatus(ctx, cl, limit)
-			if err != nil {
-				return g.explain(err)
-			}
-			if output == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetEscapeHTML(false)
-				err = enc.Encode(st)
-			} else {
-				err = printClusterStatus(cmd.OutOrStdout(), cmd.ErrOrStderr(), st)
-			}
-			if err != nil {
-				return err
-			}
-			if failUnhealthy && !st.Healthy {
-				return &exitCodeError{code: 2, err: fmt.Errorf("cluster unhealthy: %s", st.problems())}
-			}
-			return nil
+			return g.withClient(cmd, timeout, func(ctx context.Context, cl *kgo.Client) error {
+				st, err := collectClusterStatus(ctx, cl, limit)
+				if err != nil {
+					return err
+				}
+				if output == "json" {
+					err = writeJSON(cmd.OutOrStdout(), st)
+				} else {
+					err = printClusterStatus(cmd.OutOrStdout(), cmd.ErrOrStderr(), st)
+				}
+				if err != nil {
+					return err
+				}
+				if failUnhealthy && !st.Healthy {
+					return &exitCodeError{code: 2, err: fmt.Errorf("cluster unhealthy: %s", st.problems())}
+				}
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()

@@ -13,6 +13,9 @@
 //	runnel group describe GROUP... [--members [--verbose] | --state] [-o text|json]
 //	runnel group reset-offsets -g GROUP (--topic T[:P,P...]... | --all-topics) MODE [--execute]
 //	runnel group delete GROUP... [--topic T[:P,P...]...]
+//	runnel txn list [--state S,...] [--duration-filter MS] [--transactional-id-pattern RE] [-o text|json]
+//	runnel txn describe TRANSACTIONAL-ID... [-o text|json]
+//	runnel txn describe-producers --topic T --partition N [-o text|json]
 //	runnel cluster status [-o text|json] [--limit N] [--fail-unhealthy]
 //	runnel perf produce --topic T --num-records N [--record-size B] [--throughput recs/s] ...
 //	runnel perf consume --topic T --messages N [--group G]
@@ -20,7 +23,8 @@
 // Every command takes -b/--brokers (default $RUNNEL_BROKERS, else
 // localhost:9092) and --client-id. Flags follow Kafka's CLI tools and kcat
 // where they have one (-b, -K, -H, -p, --acks, --compression, --from, and
-// kafka-consumer-groups' --state, --members, --to-earliest, --shift-by ...).
+// kafka-consumer-groups' --state, --members, --to-earliest, --shift-by ...,
+// kafka-transactions' --duration-filter, --transactional-id-pattern).
 //
 // Output contract: data goes to stdout (records, tables, perf summaries);
 // progress, counts and errors go to stderr. Errors say what to do next and

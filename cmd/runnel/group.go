@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // This file holds `runnel group` and its list and delete subcommands;
@@ -39,14 +40,9 @@ func newGroupCmd(g *globals) *cobra.Command {
 
 // admin runs fn with an admin client and the command's deadline.
 func (gc *groupCmd) admin(cmd *cobra.Command, fn func(ctx context.Context, adm *kadm.Client) error) error {
-	cl, err := gc.g.newClient()
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(cmd.Context(), gc.timeout)
-	defer cancel()
-	return gc.g.explain(fn(ctx, kadm.NewClient(cl)))
+	return gc.g.withClient(cmd, gc.timeout, func(ctx context.Context, cl *kgo.Client) error {
+		return fn(ctx, kadm.NewClient(cl))
+	})
 }
 
 // errGroupMissing is wrapped by every "group does not exist" error.
@@ -61,34 +57,16 @@ func (e *missingGroupError) Error() string {
 
 func (e *missingGroupError) Unwrap() error { return errGroupMissing }
 
-// classicStates are the states kafka-consumer-groups accepts for --state,
-// by lower-case name (Kafka parses them case-insensitively). Assigning and
-// Reconciling are KIP-848 consumer-group states.
-var classicStates = map[string]string{
-	"preparingrebalance":  "PreparingRebalance",
-	"completingrebalance": "CompletingRebalance",
-	"stable":              "Stable",
-	"dead":                "Dead",
-	"empty":               "Empty",
-	"assigning":           "Assigning",
-	"reconciling":         "Reconciling",
-}
+// classicStates are the states kafka-consumer-groups accepts for --state
+// (Kafka parses them case-insensitively). Assigning and Reconciling are
+// KIP-848 consumer-group states.
+var classicStates = []string{"PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty", "Assigning", "Reconciling"}
 
 // parseStates parses --state's comma-separated list into Kafka's spelling.
 func parseStates(s string) ([]string, error) {
-	var out []string
-	for part := range strings.SplitSeq(s, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		st, ok := classicStates[strings.ToLower(part)]
-		if !ok {
-			return nil, fmt.Errorf("--state %q: unknown state %q; want a comma-separated list of Stable, Empty, PreparingRebalance, CompletingRebalance, Dead", s, part)
-		}
-		if !slices.Contains(out, st) {
-			out = append(out, st)
-		}
+	out, bad := parseNames(s, classicStates)
+	if bad != "" {
+		return nil, fmt.Errorf("--state %q: unknown state %q; want a comma-separated list of Stable, Empty, PreparingRebalance, CompletingRebalance, Dead", s, bad)
 	}
 	return out, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -79,9 +78,10 @@ everything known about each group as one JSON object per line.`,
   runnel group describe billing -o json`,
 		Args: minArgs(1, "GROUP"),
 		RunE: func(cmd *cobra.Command, groups []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
 			switch {
-			case output != "text" && output != "json":
-				return fmt.Errorf("-o %q: want text or json", output)
 			case members && state:
 				return errors.New("--members and --state are different views; pass one of them")
 			case verbose && !members:
@@ -96,9 +96,7 @@ everything known about each group as one JSON object per line.`,
 				w := cmd.OutOrStdout()
 				for i, v := range views {
 					if output == "json" {
-						enc := json.NewEncoder(w)
-						enc.SetEscapeHTML(false)
-						if err := enc.Encode(v); err != nil {
+						if err := writeJSON(w, v); err != nil {
 							return err
 						}
 						continue

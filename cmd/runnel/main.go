@@ -56,7 +56,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "runnel",
 		Short: "Runnel: a Kafka-compatible streaming platform",
 		Long: `runnel is the one binary of Runnel. Its client commands (topic, produce,
-consume, group, cluster, perf) speak the Kafka protocol and work against any Kafka-compatible
+consume, group, txn, cluster, perf) speak the Kafka protocol and work against any Kafka-compatible
 cluster: Runnel, Apache Kafka, Redpanda, ...`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -72,7 +72,7 @@ cluster: Runnel, Apache Kafka, Redpanda, ...`,
 	pf.StringVar(&g.clientID, "client-id", "runnel-cli", "client id sent to the brokers")
 
 	// Subcommands are registered here, and only here.
-	root.AddCommand(newBrokerCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newClusterCmd(g), newPerfCmd(g))
+	root.AddCommand(newBrokerCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newTxnCmd(g), newClusterCmd(g), newPerfCmd(g))
 
 	return root
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -37,17 +38,12 @@ func newTopicCmd(g *globals) *cobra.Command {
 
 // admin runs fn with an admin client and the command's deadline.
 func (tc *topicCmd) admin(cmd *cobra.Command, fn func(ctx context.Context, adm *kadm.Client) error) error {
-	cl, err := tc.g.newClient()
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(cmd.Context(), tc.timeout)
-	defer cancel()
-	adm := kadm.NewClient(cl)
-	// The broker may work on a create or delete until our own deadline.
-	adm.SetTimeoutMillis(int32(min(tc.timeout, 5*time.Minute) / time.Millisecond))
-	return tc.g.explain(fn(ctx, adm))
+	return tc.g.withClient(cmd, tc.timeout, func(ctx context.Context, cl *kgo.Client) error {
+		adm := kadm.NewClient(cl)
+		// The broker may work on a create or delete until our own deadline.
+		adm.SetTimeoutMillis(int32(min(tc.timeout, 5*time.Minute) / time.Millisecond))
+		return fn(ctx, adm)
+	})
 }
 
 func (tc *topicCmd) createCmd() *cobra.Command {

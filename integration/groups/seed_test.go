@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,12 +30,27 @@ const (
 type group struct {
 	name     string
 	balancer string
-	members  []*groupmember.Member
+	// mu guards members: the producer reads them (progress) while the
+	// test adds one.
+	mu      sync.Mutex
+	members []*groupmember.Member
+}
+
+func (g *group) add(m *groupmember.Member) {
+	g.mu.Lock()
+	g.members = append(g.members, m)
+	g.mu.Unlock()
+}
+
+func (g *group) all() []*groupmember.Member {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.members)
 }
 
 func (g *group) running() []*groupmember.Member {
 	var ms []*groupmember.Member
-	for _, m := range g.members {
+	for _, m := range g.all() {
 		if !m.Killed() {
 			ms = append(ms, m)
 		}
@@ -46,7 +62,7 @@ func (g *group) running() []*groupmember.Member {
 // plus one.
 func (g *group) progress() [seedPartitions]int64 {
 	var out [seedPartitions]int64
-	for _, m := range g.members {
+	for _, m := range g.all() {
 		for p, h := range m.High() {
 			out[p] = max(out[p], h)
 		}
@@ -123,7 +139,7 @@ func TestSeedScenario(t *testing.T) {
 		} else {
 			m = groupmember.Start(cfg, board)
 		}
-		g.members = append(g.members, m)
+		g.add(m)
 		t.Cleanup(func() {
 			stopCtx, stop := context.WithTimeout(context.Background(), 30*time.Second)
 			defer stop()
@@ -321,7 +337,7 @@ func checkDelivery(t *testing.T, g *group, log [seedPartitions][]string) {
 	for p := range receivers {
 		receivers[p] = make([][]*groupmember.Member, len(log[p]))
 	}
-	for _, m := range g.members {
+	for _, m := range g.all() {
 		for _, f := range m.Failures() {
 			t.Errorf("group %s member %s reported: %s", g.name, m.Name, f)
 		}

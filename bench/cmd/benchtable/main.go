@@ -12,7 +12,9 @@
 // client, the client's garbage collections and each broker's peak RSS.
 // Then the consumer-group table and the replication table: RF=1 and RF=3
 // produce MB/s on one three-node cluster with their ratio, and RF=3
-// end-to-end latency percentiles at 20,000 records/s.
+// end-to-end latency percentiles at 20,000 records/s. Last the
+// transactions table: per target, idempotent and transactional produce
+// MB/s (committing every 100 ms and every 10,000 records) and their ratios.
 //
 // It exits 1 when the input shows a failure (a benchmark that failed, a
 // panic, a memcheck error), so `make bench` fails loudly; with -strict also

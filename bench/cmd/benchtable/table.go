@@ -260,6 +260,7 @@ func render(w io.Writer, r *results) summary {
 
 	renderGroups(w, r)
 	renderReplication(w, r)
+	renderTxn(w, r)
 
 	fmt.Fprintf(w, "\n== Summary ==\n")
 	var fair summary

@@ -9,7 +9,8 @@
 // (see Watch) is an error that names what was seen, never a quietly lower
 // number.
 //
-// Files: kafka.go (produce, consume, topics), clientlog.go (kgo warnings),
+// Files: kafka.go (produce, consume, topics), txn.go (produce in
+// transactions, waiting for their markers), clientlog.go (kgo warnings),
 // watch.go (stall detection), raw.go (raw limit), process.go (broker
 // child processes), cluster.go (a cluster of broker processes), latency.go
 // (paced produce with end-to-end latency), procfs.go (/proc and

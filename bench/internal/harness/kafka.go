@@ -56,35 +56,56 @@ func ProducerOpts(valueSize int) []kgo.Opt {
 // StallTimeout are errors. health, when not nil, is polled and its error
 // ends the run (a broker process that exited).
 func Produce(ctx context.Context, cl *kgo.Client, topic string, n int64, payload []byte, health func() error) error {
-	var acked, failed atomic.Int64
-	var firstErr error
-	var errOnce sync.Once
-	ctx, cancel := Watch(ctx, StallTimeout(), acked.Load, func() string {
-		return fmt.Sprintf("%d of %d records acknowledged, %d failed, %d buffered in the client",
-			acked.Load(), n, failed.Load(), cl.BufferedProduceRecords())
-	}, health)
+	var t tally
+	ctx, cancel := t.watch(ctx, cl, n, health, nil)
 	defer cancel()
+	for i := int64(0); i < n && t.failed.Load() == 0 && ctx.Err() == nil; i++ {
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: payload}, t.promise)
+	}
+	return t.result(ctx, n, cl.Flush(ctx))
+}
 
-	promise := func(r *kgo.Record, err error) {
-		if err != nil {
-			failed.Add(1)
-			errOnce.Do(func() { firstErr = fmt.Errorf("produce to %s/%d: %w", r.Topic, r.Partition, err) })
-			return
+// tally counts a producer's acknowledgements and keeps its first failure.
+type tally struct {
+	acked, failed atomic.Int64
+	once          sync.Once
+	first         error
+}
+
+// watch is Watch with the tally's acknowledgements as progress; more,
+// when not nil, adds to the description of a stalled run.
+func (t *tally) watch(ctx context.Context, cl *kgo.Client, n int64, health func() error, more func() string) (context.Context, context.CancelFunc) {
+	return Watch(ctx, StallTimeout(), t.acked.Load, func() string {
+		s := fmt.Sprintf("%d of %d records acknowledged, %d failed, %d buffered in the client",
+			t.acked.Load(), n, t.failed.Load(), cl.BufferedProduceRecords())
+		if more != nil {
+			s += ", " + more()
 		}
-		acked.Add(1)
+		return s
+	}, health)
+}
+
+// promise is the kgo promise of every record.
+func (t *tally) promise(r *kgo.Record, err error) {
+	if err != nil {
+		t.failed.Add(1)
+		t.once.Do(func() { t.first = fmt.Errorf("produce to %s/%d: %w", r.Topic, r.Partition, err) })
+		return
 	}
-	for i := int64(0); i < n && failed.Load() == 0 && ctx.Err() == nil; i++ {
-		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: payload}, promise)
-	}
-	flushErr := cl.Flush(ctx)
-	if f := failed.Load(); f > 0 {
-		errOnce.Do(func() {})
-		return fmt.Errorf("%d of %d records failed (%d acknowledged), first: %w", f, n, acked.Load(), cause(ctx, firstErr))
+	t.acked.Add(1)
+}
+
+// result is the outcome of a run that meant to have n records
+// acknowledged, given the error of its last flush.
+func (t *tally) result(ctx context.Context, n int64, flushErr error) error {
+	if f := t.failed.Load(); f > 0 {
+		t.once.Do(func() {}) // t.first is set once this returns
+		return fmt.Errorf("%d of %d records failed (%d acknowledged), first: %w", f, n, t.acked.Load(), cause(ctx, t.first))
 	}
 	if flushErr != nil {
 		return fmt.Errorf("flush: %w", cause(ctx, flushErr))
 	}
-	if a := acked.Load(); a != n {
+	if a := t.acked.Load(); a != n {
 		return fmt.Errorf("%d of %d records acknowledged", a, n)
 	}
 	return nil

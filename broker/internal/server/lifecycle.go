@@ -53,6 +53,12 @@ func (s *Server) register(ctx context.Context) error {
 			s.life.epoch.Store(resp.Register.Epoch)
 			return nil
 		}
+		if transientCall(ctx, err) {
+			if err := pause(ctx, 50*time.Millisecond); err != nil {
+				return fmt.Errorf("server: register with the controller: %w", err)
+			}
+			continue
+		}
 		if !errors.Is(err, controller.ErrDuplicateBrokerRegistration) {
 			return fmt.Errorf("server: register with the controller: %w", err)
 		}
@@ -83,6 +89,14 @@ func (s *Server) heartbeat(ctx context.Context, wantShutdown bool) (controller.H
 func (s *Server) awaitUnfenced(ctx context.Context) error {
 	for {
 		r, err := s.heartbeat(ctx, false)
+		if err != nil && transientCall(ctx, err) {
+			// The controller moved (its proposal was lost with its
+			// leadership): ask the next one.
+			if perr := pause(ctx, 50*time.Millisecond); perr != nil {
+				return fmt.Errorf("server: heartbeat: %w", err)
+			}
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("server: heartbeat: %w", err)
 		}
@@ -112,8 +126,9 @@ func (s *Server) heartbeatLoop() {
 		ctx, cancel := context.WithTimeout(s.bg, max(interval, time.Second))
 		_, err := s.heartbeat(ctx, false)
 		if errors.Is(err, controller.ErrStaleBrokerEpoch) || errors.Is(err, controller.ErrBrokerNotRegistered) {
+			// The same incarnation: this is the same run of the node,
+			// and the other nodes know it by it (interbroker.go).
 			s.logger.Warn("the controller does not know this registration; registering again", "err", err)
-			s.life.incarnation = newClusterID()
 			err = s.register(ctx)
 		}
 		cancel()
@@ -148,4 +163,13 @@ func pause(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// transientCall reports whether a controller call failed for want of a
+// controller (no quorum leader yet, a leadership change losing the call's
+// proposal) rather than by the controller's refusal: such a call is tried
+// again while the node starts.
+func transientCall(ctx context.Context, err error) bool {
+	var refusal *controller.Error
+	return !errors.As(err, &refusal) && ctx.Err() == nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/runnel-io/runnel/broker/internal/partition"
@@ -88,67 +89,92 @@ func (mw *markerWriters) writeOnce(sh *txnShard, m txn.Marker, parts []txn.Topic
 	remote := map[int32][]txn.TopicPartition{}
 	judge := func(tp txn.TopicPartition, code int16) {
 		switch code {
-		case 0, kerr.UnknownTopicOrPartition.Code:
-			// Written, or the topic is gone: nothing to write (Kafka
-			// drops a deleted partition from the markers too).
+		case 0:
 		case kerr.InvalidProducerEpoch.Code, kerr.TransactionCoordinatorFenced.Code, kerr.ProducerFenced.Code:
 			stale = true
 		default:
 			left = append(left, tp)
 		}
 	}
+	var local []txn.TopicPartition
 	for _, tp := range parts {
 		t := im.Topic(tp.Topic)
 		if t == nil || int(tp.Partition) >= len(t.Partitions) {
-			judge(tp, kerr.UnknownTopicOrPartition.Code)
+			// The topic is gone: nothing to write (Kafka drops a
+			// deleted partition from the markers too). A leader that
+			// answers UNKNOWN_TOPIC_OR_PARTITION for a topic this node
+			// still has is only behind: it is asked again.
 			continue
 		}
-		leader := t.Partitions[tp.Partition].Leader
-		if leader == s.cfg.NodeID {
-			judge(tp, s.metrics.code(kmsg.WriteTxnMarkers, s.writeMarker(ctx, tp.Topic, tp.Partition, marker(m))))
-			continue
-		}
-		if leader < 0 {
+		switch leader := t.Partitions[tp.Partition].Leader; {
+		case leader == s.cfg.NodeID:
+			local = append(local, tp)
+		case leader < 0:
 			left = append(left, tp)
-			continue
+		default:
+			remote[leader] = append(remote[leader], tp)
 		}
-		remote[leader] = append(remote[leader], tp)
 	}
-	if len(remote) == 0 {
-		return left, stale
+	// The partitions this node leads, and each other leader's, are
+	// written concurrently: the transaction's next AddPartitionsToTxn
+	// waits for the slowest (CONCURRENT_TRANSACTIONS until then).
+	codes := map[txn.TopicPartition]int16{}
+	var mu sync.Mutex
+	set := func(tp txn.TopicPartition, code int16) {
+		mu.Lock()
+		codes[tp] = code
+		mu.Unlock()
 	}
-	cl, err := s.fetchers.client()
+	var wg sync.WaitGroup
+	for _, tp := range local {
+		wg.Go(func() { set(tp, s.metrics.code(kmsg.WriteTxnMarkers, s.writeMarker(ctx, tp.Topic, tp.Partition, marker(m)))) })
+	}
+	if len(remote) > 0 {
+		cl, err := s.fetchers.client()
+		for leader, tps := range remote {
+			if err != nil {
+				for _, tp := range tps {
+					set(tp, kerr.RequestTimedOut.Code) // tried again
+				}
+				continue
+			}
+			wg.Go(func() {
+				for tp, code := range sendMarkers(ctx, cl, leader, m, tps) {
+					set(tp, code)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	for tp, code := range codes {
+		judge(tp, code)
+	}
+	return left, stale
+}
+
+// sendMarkers sends WriteTxnMarkers for m's partitions tps to leader and
+// returns each partition's code (REQUEST_TIMED_OUT, tried again, when the
+// request failed or the answer left it out).
+func sendMarkers(ctx context.Context, cl *kgo.Client, leader int32, m txn.Marker, tps []txn.TopicPartition) map[txn.TopicPartition]int16 {
+	codes := make(map[txn.TopicPartition]int16, len(tps))
+	for _, tp := range tps {
+		codes[tp] = kerr.RequestTimedOut.Code
+	}
+	resp, err := cl.Broker(int(leader)).Request(ctx, markersRequest(m, tps))
 	if err != nil {
-		for _, tps := range remote {
-			left = append(left, tps...)
-		}
-		return left, stale
+		return codes
 	}
-	for leader, tps := range remote {
-		req := markersRequest(m, tps)
-		resp, err := cl.Broker(int(leader)).Request(ctx, req)
-		if err != nil {
-			s.logger.Debug("WriteTxnMarkers failed", "leader", leader, "err", err)
-			left = append(left, tps...)
-			continue
-		}
-		answered := map[txn.TopicPartition]int16{}
-		for _, rm := range resp.(*kmsg.WriteTxnMarkersResponse).Markers {
-			for _, rt := range rm.Topics {
-				for _, rp := range rt.Partitions {
-					answered[txn.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}] = rp.ErrorCode
+	for _, rm := range resp.(*kmsg.WriteTxnMarkersResponse).Markers {
+		for _, rt := range rm.Topics {
+			for _, rp := range rt.Partitions {
+				tp := txn.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
+				if _, asked := codes[tp]; asked {
+					codes[tp] = rp.ErrorCode
 				}
 			}
 		}
-		for _, tp := range tps {
-			code, ok := answered[tp]
-			if !ok {
-				code = kerr.UnknownServerError.Code
-			}
-			judge(tp, code)
-		}
 	}
-	return left, stale
+	return codes
 }
 
 func marker(m txn.Marker) partition.Marker {
