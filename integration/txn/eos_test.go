@@ -19,16 +19,17 @@ const (
 	partitions  = 6
 	members     = 3
 	// batchBytes keeps transactions small, so that there are many: the
-	// input is written in record batches of about this size (some 400
+	// input is written in record batches of about this size (some 200
 	// records), and each fetch of a member takes about one batch of a
 	// partition.
-	batchBytes = 8 << 10
+	batchBytes = 4 << 10
 	// defaultRecords is N when RUNNEL_TXN_RECORDS is not set: the issue's
 	// million. Measured with -race on a 2-core machine of CI's kind
-	// (`go test -race -run TestExactlyOnceUnderKills ./integration/txn`):
-	// 77 to 122 s alone (cluster 5 s, fill 12-16 s, the copy under its six
-	// faults 47-84 s, both reads and the check 12-20 s), 150 s beside the
-	// other integration packages, which is why make runs it alone.
+	// (`go test -race -run TestExactlyOnceUnderKills ./integration/txn`,
+	// main at f2673ce): 94 to 101 s alone (cluster 5 s, fill 11-13 s, the
+	// copy under its six faults 62-74 s in some 1,500 transactions, both
+	// reads and the check 10-12 s). Beside the other integration packages
+	// it took up to 150 s and starved their clusters: make runs it alone.
 	defaultRecords = 1_000_000
 )
 
@@ -67,9 +68,12 @@ func TestExactlyOnceUnderKills(t *testing.T) {
 	p := startPipeline(t, c.Addrs(), group, inputTopic, outputTopic, members, batchBytes)
 	ch := &chaos{t: t, rng: rand.New(rand.NewPCG(seed, seed)), c: c, p: p, group: group, input: inputTopic, ends: ends}
 	ch.run(ctx)
-	if ch.members+ch.brokers < faults {
-		t.Errorf("the pipeline was done after %d of the %d faults planned (at %.0f%% to %.0f%% of the input committed): too few records to copy?",
-			ch.members+ch.brokers, faults, 100*firstFault, 100*lastFault)
+	switch {
+	case ch.members < minEach || ch.brokers < minEach:
+		t.Errorf("the pipeline was done after %d member kills and %d broker kills, want %d of each at least (%d planned): too few records to copy?",
+			ch.members, ch.brokers, minEach, faults)
+	case ch.members+ch.brokers < faults:
+		t.Logf("the pipeline was done after %d of the %d faults planned", ch.members+ch.brokers, faults)
 	}
 	ch.awaitDone(ctx)
 	sum, failures := p.summary()
