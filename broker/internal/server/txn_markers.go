@@ -127,7 +127,9 @@ func (mw *markerWriters) writeOnce(sh *txnShard, m txn.Marker, parts []txn.Topic
 	}
 	var wg sync.WaitGroup
 	for _, tp := range local {
-		wg.Go(func() { set(tp, s.metrics.code(kmsg.WriteTxnMarkers, s.writeMarker(ctx, tp.Topic, tp.Partition, marker(m)))) })
+		wg.Go(func() {
+			set(tp, s.metrics.code(kmsg.WriteTxnMarkers, s.writeMarker(ctx, tp.Topic, tp.Partition, marker(m))))
+		})
 	}
 	if len(remote) > 0 {
 		cl, err := s.fetchers.client()
