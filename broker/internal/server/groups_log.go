@@ -23,36 +23,7 @@ var errBadMarker = errors.New("server: malformed control record")
 // and transaction markers (control batches) with LoadMarker.
 func (sh *groupShard) load(now time.Time) error {
 	core := sh.mu.core
-	off := sh.part.Offsets().LogStart
-	var buf []byte
-	for {
-		var err error
-		var o partition.Offsets
-		// Up to the log end, not the high watermark: a new leader's log
-		// is the partition's (it never truncates), and its high watermark
-		// may lag until the followers fetch again.
-		buf, o, err = sh.part.ReadReplica(buf[:0], off, 1<<20)
-		if err != nil {
-			return err
-		}
-		if len(buf) == 0 {
-			return nil
-		}
-		for b := buf; len(b) >= batch.HeaderSize; {
-			h, err := batch.ParseHeader(b)
-			if err != nil || h.Size() > len(b) {
-				return fmt.Errorf("bad batch at offset %d: %v", off, err)
-			}
-			if err := sh.loadBatch(now, core, &h, b[:h.Size()]); err != nil {
-				return err
-			}
-			off = h.LastOffset() + 1
-			b = b[h.Size():]
-		}
-		if off >= o.LogEnd {
-			return nil
-		}
-	}
+	return readAll(sh.part, func(h *batch.Header, b []byte) error { return sh.loadBatch(now, core, h, b) })
 }
 
 // loadBatch replays one batch. A record or marker that does not parse is

@@ -241,7 +241,9 @@ func (sh *txnShard) load() error {
 }
 
 // readAll calls fn with every batch of p from its log start to its log
-// end, in order.
+// end, in order: up to the log end, not the high watermark, since a new
+// leader's log is the partition's (it never truncates) and its high
+// watermark may lag until the followers fetch again.
 func readAll(p *partition.Partition, fn func(h *batch.Header, b []byte) error) error {
 	off := p.Offsets().LogStart
 	var buf []byte
