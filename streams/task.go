@@ -29,7 +29,7 @@ type env struct {
 	// Partition is already chosen.
 	send func(r *kgo.Record) error
 	// partitions returns a topic's partition count (sinks partition by it).
-	partitions func(topic string) (int32, error)
+	partitions  func(topic string) (int32, error)
 	onBadRecord BadRecordHandler
 	dropped     func(reason string) // counts records dropped (bad timestamp, expired window)
 	now         func() int64        // wall clock, ms
@@ -76,14 +76,14 @@ type downstream[K, V any] interface {
 
 func newTask(topo *Topology, id TaskID, e *env) (*task, error) {
 	t := &task{
-		id:         id,
-		topo:       topo,
-		sub:        topo.subs[id.Subtopology],
-		env:        e,
-		instances:  map[*node]any{},
-		inputs:     map[string]rawInput{},
-		stores:     map[string]any{},
-		streamTime: math.MinInt64,
+		id:           id,
+		topo:         topo,
+		sub:          topo.subs[id.Subtopology],
+		env:          e,
+		instances:    map[*node]any{},
+		inputs:       map[string]rawInput{},
+		stores:       map[string]any{},
+		streamTime:   math.MinInt64,
 		partitioners: map[string]kgo.TopicPartitioner{},
 	}
 	for _, s := range t.sub.stores {

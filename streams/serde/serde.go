@@ -21,7 +21,7 @@ type fn[T any] struct {
 }
 
 func (f fn[T]) Encode(dst []byte, v T) ([]byte, error) { return f.enc(dst, v) }
-func (f fn[T]) Decode(b []byte) (T, error)              { return f.dec(b) }
+func (f fn[T]) Decode(b []byte) (T, error)             { return f.dec(b) }
 
 func Func[T any](enc func([]byte, T) ([]byte, error), dec func([]byte) (T, error)) Serde[T] {
 	return fn[T]{enc, dec}

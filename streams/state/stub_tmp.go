@@ -2,8 +2,8 @@
 package state
 
 import (
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -98,13 +98,13 @@ func (s *KeyValue) Range(from, to []byte) *Iterator {
 	}
 	return it
 }
-func (it *Iterator) Next() bool     { it.i++; return it.i < len(it.keys) }
-func (it *Iterator) Key() []byte    { return it.keys[it.i] }
-func (it *Iterator) Value() []byte  { return it.vals[it.i] }
-func (it *Iterator) Start() int64   { return 0 }
-func (it *Iterator) End() int64     { return 0 }
-func (it *Iterator) Err() error     { return nil }
-func (it *Iterator) Close() error   { return nil }
+func (it *Iterator) Next() bool    { it.i++; return it.i < len(it.keys) }
+func (it *Iterator) Key() []byte   { return it.keys[it.i] }
+func (it *Iterator) Value() []byte { return it.vals[it.i] }
+func (it *Iterator) Start() int64  { return 0 }
+func (it *Iterator) End() int64    { return 0 }
+func (it *Iterator) Err() error    { return nil }
+func (it *Iterator) Close() error  { return nil }
 
 func (db *DB) Changes(fn func(store string, partition int32, key, value []byte) error) error {
 	var ks []string
@@ -123,7 +123,7 @@ func (db *DB) Changes(fn func(store string, partition int32, key, value []byte) 
 	}
 	return nil
 }
-func (db *DB) SetCheckpoint(store string, partition int32, offset int64) {}
+func (db *DB) SetCheckpoint(store string, partition int32, offset int64)     {}
 func (db *DB) Checkpoint(store string, partition int32) (int64, bool, error) { return 0, false, nil }
 func (db *DB) Commit() error {
 	for k, v := range db.pend {
