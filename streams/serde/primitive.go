@@ -39,8 +39,10 @@ func (bytesSerde) Decode(b []byte) ([]byte, error)      { return bytes.Clone(b),
 
 type stringSerde struct{}
 
-func (stringSerde) Encode(dst []byte, v string) ([]byte, error) { return nonNil(append(dst, v...)), nil }
-func (stringSerde) Decode(b []byte) (string, error)             { return string(b), nil }
+func (stringSerde) Encode(dst []byte, v string) ([]byte, error) {
+	return nonNil(append(dst, v...)), nil
+}
+func (stringSerde) Decode(b []byte) (string, error) { return string(b), nil }
 
 type int64Serde struct{}
 
