@@ -54,8 +54,10 @@
 // equal bytes, so Kafka's default partitioner (murmur2 of the key bytes)
 // sends a key to the same partition from Go and from Java.
 //
-// JSON output is what Jackson would parse and write for the same data,
-// compact with no HTML escaping; Proto output is the plain protobuf wire
+// JSON output is plain UTF-8 JSON text, compact and without HTML escaping,
+// that Jackson or Kafka Connect's JsonConverter (schemas.enable=false) reads;
+// field names and formats are encoding/json's (struct tags, []byte as
+// base64, time.Time as RFC 3339). Proto output is the plain protobuf wire
 // format (message.toByteArray() in Java) without Schema Registry framing.
 //
 // # Errors

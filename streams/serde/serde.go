@@ -73,7 +73,8 @@ func nonNil(b []byte) []byte {
 // conventions, so enc and dec need not: Decode(nil) returns the zero T
 // without calling dec, an error from dec is wrapped to match ErrDecode (the
 // original stays reachable with errors.Is and errors.As), and a nil result
-// of enc becomes an empty slice. Func panics if enc or dec is nil.
+// of enc becomes an empty slice. Like any decoder, dec must copy what it
+// keeps of b. Func panics if enc or dec is nil.
 func Func[T any](enc func(dst []byte, v T) ([]byte, error), dec func(b []byte) (T, error)) Serde[T] {
 	if enc == nil || dec == nil {
 		panic("serde: Func needs both an encoder and a decoder")
