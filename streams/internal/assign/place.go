@@ -1,6 +1,10 @@
 package assign
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // This file is the deterministic core: given the tasks and what every
 // member reported, it decides who runs what. No IO, no clocks; the same
@@ -205,12 +209,60 @@ func placeStandby(tasks []Task, owner []int, ms []member, standbys int, stateful
 			give(k, i)
 		}
 	}
+	rebalanceStandby(tasks, want, holders, q.count, free, ms)
 	for _, k := range want {
 		for _, i := range holders[k] {
 			out[i] = append(out[i], tasks[k])
 		}
 	}
 	return out
+}
+
+// rebalanceStandby repairs what the greedy placement could not balance
+// (the last replicas may fit only on members already full): while some
+// member has two standbys more than another, it moves one over, the task
+// the receiver has the most state for. It stops when no such move exists;
+// every move lowers the spread, so it ends.
+func rebalanceStandby(tasks []Task, want []int, holders [][]int, count []int, free func(k, i int) bool, ms []member) {
+	for {
+		moved := false
+		for h := range count {
+			for l := range count {
+				if count[h]-count[l] < 2 {
+					continue
+				}
+				best, bestAt := -1, -1
+				for _, k := range want {
+					at := slices.Index(holders[k], h)
+					if at < 0 || !free(k, l) {
+						continue
+					}
+					if best < 0 || stateAbove(&ms[l], tasks[k], tasks[best]) {
+						best, bestAt = k, at
+					}
+				}
+				if best >= 0 {
+					holders[best][bestAt] = l
+					count[h]--
+					count[l]++
+					moved = true
+				}
+			}
+		}
+		if !moved {
+			return
+		}
+	}
+}
+
+// stateAbove reports whether m has more state for t than for u.
+func stateAbove(m *member, t, u Task) bool {
+	ot, rt, _ := m.state(t)
+	ou, ru, _ := m.state(u)
+	if ot != ou {
+		return ot > ou
+	}
+	return rt && !ru
 }
 
 // cooperative withholds, for this round, every task planned for a member
