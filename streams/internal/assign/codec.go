@@ -131,11 +131,19 @@ func (r *reader) varint(what string) int64 {
 // count reads a collection length; each element takes at least minSize
 // bytes, so a length beyond what is left is rejected before allocating.
 func (r *reader) count(what string, minSize int) int {
-	return int(r.uvarint(what, uint64(len(r.src)/minSize)))
+	n := r.uvarint(what, math.MaxInt32)
+	if n > uint64(len(r.src)/minSize) {
+		r.fail(what)
+		return 0
+	}
+	return int(n)
 }
 
 func (r *reader) string(what string) string {
-	n := r.uvarint(what, uint64(len(r.src)))
+	n := r.uvarint(what, math.MaxInt32)
+	if n > uint64(len(r.src)) {
+		r.fail(what)
+	}
 	if r.err != nil {
 		return ""
 	}
