@@ -117,12 +117,15 @@ func (g *engine) changelogTopic(store string) string {
 
 // sendChanges writes every store change since the last commit to the
 // store's changelog partition (the task's partition), the latest value per
-// key only.
+// key only. Changes of tasks no longer open here are not sent.
 func (g *engine) sendChanges() error {
 	return g.env.db.Changes(func(store string, partition int32, key, value []byte) error {
 		def, ok := g.topo.stores[store]
 		if !ok || !def.logged {
 			return nil
+		}
+		if _, open := g.tasks[TaskID{Subtopology: def.sub, Partition: partition}]; !open {
+			return nil // a task lost to another instance: its changes are not ours to log
 		}
 		r := &kgo.Record{
 			Topic:     g.changelogTopic(store),
