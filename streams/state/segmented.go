@@ -30,6 +30,9 @@ func (db *DB) newSegmented(name string, partition int32, kind byte, retention ti
 	if s.err == nil && s.interval <= 0 {
 		s.err = fmt.Errorf("%w: store %q has segment interval %d", ErrCorruptDB, name, s.interval)
 	}
+	if s.err != nil {
+		s.interval = segmentInterval(r) // the handle fails every call, but computes no division by zero
+	}
 	return s
 }
 
