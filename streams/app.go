@@ -7,16 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/runnel-io/runnel/streams/internal/assign"
 	"github.com/runnel-io/runnel/streams/state"
 )
 
@@ -65,8 +67,12 @@ type Config struct {
 	// Standbys is the number of standby replicas per stateful task.
 	Standbys int
 	// Endpoint is "host:port" this instance answers interactive queries
-	// on (see QueryHandler); other instances learn it through the group.
+	// and metrics on: Run serves Handler there, and the other instances
+	// learn it through the group to redirect queries for keys hosted here.
 	Endpoint string
+	// Metrics is where the app's Prometheus collectors are registered;
+	// nil: a registry of the app's own, served by Handler at /metrics.
+	Metrics prometheus.Registerer
 	// OnBadRecord handles records a serde cannot decode; default fail.
 	OnBadRecord BadRecordHandler
 	// Logger: default slog.Default().
@@ -80,13 +86,15 @@ type Config struct {
 // and commits. Start as many instances as there are machines or cores to
 // use; each gets a share of the tasks.
 type App struct {
-	topo *Topology
-	cfg  Config
-	log  *slog.Logger
+	topo    *Topology
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
 
 	mu struct {
 		sync.Mutex
 		running bool
+		run     *run // while running: what queries read
 	}
 }
 
@@ -122,7 +130,11 @@ func NewApp(topo *Topology, cfg Config) (*App, error) {
 	if cfg.OnBadRecord == nil {
 		cfg.OnBadRecord = FailOnBadRecord()
 	}
-	return &App{topo: topo, cfg: cfg, log: cfg.Logger.With("app", cfg.ApplicationID)}, nil
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	return &App{topo: topo, cfg: cfg, log: cfg.Logger.With("app", cfg.ApplicationID),
+		metrics: newMetrics(cfg.Metrics, topo, cfg.ApplicationID)}, nil
 }
 
 // Run runs the instance until ctx ends (nil error) or a task fails. On the
@@ -144,13 +156,45 @@ func (a *App) Run(ctx context.Context) error {
 	}
 	defer db.Close()
 
+	if a.cfg.Endpoint != "" {
+		stop, err := a.serve()
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	r := &run{app: a, db: db, instanceID: instanceID}
 	defer r.close()
 	if err := r.start(ctx); err != nil {
 		return err
 	}
-	err = r.loop(ctx)
-	return err
+	a.mu.Lock()
+	a.mu.run = r
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.mu.run = nil
+		a.mu.Unlock()
+	}()
+	return r.loop(ctx)
+}
+
+// serve listens on Config.Endpoint and serves Handler until stop.
+func (a *App) serve() (stop func(), err error) {
+	ln, err := net.Listen("tcp", a.cfg.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("streams: listen on Config.Endpoint %s for queries: %w (choose a free port)", a.cfg.Endpoint, err)
+	}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	return func() {
+		_ = srv.Close()
+		<-done
+	}, nil
 }
 
 // openState opens the instance's state DB and its instance id, which
@@ -190,9 +234,6 @@ func newInstanceID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
-
-// ensure the assignor package is linked: the group protocol lives there.
-var _ = assign.Task{}
 
 // admin returns an admin client on the app's brokers.
 func (a *App) admin() (*kadm.Client, *kgo.Client, error) {

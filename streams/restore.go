@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -85,6 +86,7 @@ func (r *run) restoreStore(ctx context.Context, s *storeDef, partition int32) er
 		from = 0
 	}
 	if from >= end {
+		r.app.metrics.restoreLeft.WithLabelValues(s.name, strconv.Itoa(int(partition))).Set(0)
 		return nil
 	}
 	apply := restorer(r, s, partition)
@@ -118,6 +120,8 @@ func (r *run) restoreStore(ctx context.Context, s *storeDef, partition int32) er
 			return fmt.Errorf("changelog %s/%d: %w", topic, partition, aerr)
 		}
 		if applied >= restoreBatch || next >= end {
+			r.app.metrics.restored.WithLabelValues(s.name).Add(float64(applied))
+			r.app.metrics.restoreLeft.WithLabelValues(s.name, strconv.Itoa(int(partition))).Set(float64(end - next))
 			r.db.SetCheckpoint(s.name, partition, next)
 			if err := r.db.Commit(); err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -48,6 +49,13 @@ type run struct {
 		changelogs map[string]map[int32]int64 // last offset written per changelog partition
 		partitions map[string]int32           // output topics' partition counts
 	}
+	// q is what the group's assignments say: who hosts which task (for
+	// queries) and the leader's error, if any.
+	q struct {
+		sync.Mutex
+		hosts map[string][]assign.Task
+		err   error
+	}
 	lastCommit time.Time
 }
 
@@ -74,7 +82,7 @@ func (r *run) start(ctx context.Context) error {
 		send:        r.send,
 		partitions:  r.partitions,
 		onBadRecord: a.cfg.OnBadRecord,
-		dropped:     func(string) {},
+		dropped:     func(reason string) { a.metrics.dropped.WithLabelValues(reason).Inc() },
 		now:         func() int64 { return time.Now().UnixMilli() },
 	}
 	r.eng = newEngine(a.topo, e)
@@ -92,6 +100,7 @@ func (r *run) start(ctx context.Context) error {
 		Endpoint:      a.cfg.Endpoint,
 		Standbys:      a.cfg.Standbys,
 		Stateful:      func(sub int) bool { return len(a.topo.subs[sub].stores) > 0 },
+		OnAssign:      r.onAssign,
 	})
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(a.cfg.Brokers...),
@@ -252,6 +261,9 @@ func (r *run) onLost(_ context.Context, _ *kgo.Client, lost map[string][]int32) 
 func (r *run) closeTasksLocked(ids map[TaskID]bool) {
 	for id := range ids {
 		delete(r.mu.pending, id)
+		if t, ok := r.eng.tasks[id]; ok {
+			r.app.metrics.forgetTask(t)
+		}
 		if err := r.eng.closeTask(id); err != nil && r.mu.fatal == nil {
 			r.mu.fatal = err
 		}
@@ -299,6 +311,9 @@ func (r *run) step(ctx context.Context, fetches kgo.Fetches) error {
 	if r.mu.fatal != nil {
 		return r.mu.fatal
 	}
+	if err := r.assignmentErr(); err != nil {
+		return err
+	}
 	if len(r.mu.pending) > 0 {
 		if err := r.restorePendingLocked(ctx); err != nil {
 			return err
@@ -307,10 +322,17 @@ func (r *run) step(ctx context.Context, fetches kgo.Fetches) error {
 	if err := r.beginLocked(); err != nil {
 		return err
 	}
+	start := time.Now()
 	var err error
-	fetches.EachRecord(func(rec *kgo.Record) {
-		if err == nil {
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		for _, rec := range p.Records {
+			if err != nil {
+				return
+			}
 			err = r.eng.process(rec)
+		}
+		if n := len(p.Records); n > 0 && err == nil {
+			r.observeLag(p.Topic, p.Partition, p.LastStableOffset-p.Records[n-1].Offset-1)
 		}
 	})
 	if err != nil {
@@ -319,10 +341,24 @@ func (r *run) step(ctx context.Context, fetches kgo.Fetches) error {
 	if err := r.eng.punctuateWall(); err != nil {
 		return err
 	}
+	m := r.app.metrics
+	m.flushCounts(r.eng)
+	if fetches.NumRecords() > 0 {
+		m.pollSeconds.Observe(time.Since(start).Seconds())
+	}
 	if time.Since(r.lastCommit) >= r.app.cfg.CommitInterval || r.db.PendingBytes() >= r.app.cfg.MaxUncommittedBytes {
 		return r.commitLocked(ctx)
 	}
 	return nil
+}
+
+// observeLag sets the lag gauge of an input partition.
+func (r *run) observeLag(topic string, partition int32, lag int64) {
+	id, ok := r.eng.taskOf(topic, partition)
+	if !ok {
+		return
+	}
+	r.app.metrics.lag.WithLabelValues(id.String(), topic, strconv.Itoa(int(partition))).Set(float64(max(lag, 0)))
 }
 
 func (r *run) beginLocked() error {
@@ -379,6 +415,8 @@ func (r *run) commitLocked(ctx context.Context) error {
 		}
 	}
 	r.lastCommit = start
+	r.app.metrics.commitSeconds.Observe(time.Since(start).Seconds())
+	r.app.metrics.storeStats(r.eng)
 	return nil
 }
 

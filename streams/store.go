@@ -142,7 +142,7 @@ func NewKeyValueStore[K, V any](b *Builder, name string, opts ...Option) StoreBu
 }
 
 func kvStoreDef[K, V any](name string, logged bool, ks serde.Serde[K], vs serde.Serde[V]) *storeDef {
-	return &storeDef{name: name, kind: kvStore, logged: logged, open: func(t *task) (any, error) {
+	return &storeDef{name: name, kind: kvStore, logged: logged, keyCodec: newKeyCodec(ks.Encode), open: func(t *task) (any, error) {
 		return newKeyValueStore(t.env.db.KeyValue(name, t.id.Partition), ks, vs), nil
 	}}
 }

@@ -58,13 +58,14 @@ func sourceBuild[K, V any](n *node, ks serde.Serde[K], vs serde.Serde[V], extrac
 		if err != nil {
 			return nil, err
 		}
-		return &source[K, V]{t: t, ks: ks, vs: vs, extract: extract, out: out}, nil
+		return &source[K, V]{t: t, n: &t.counts[n.id], ks: ks, vs: vs, extract: extract, out: out}, nil
 	}
 }
 
 // source decodes a Kafka record and forwards it.
 type source[K, V any] struct {
 	t       *task
+	n       *int64 // records taken in
 	ks      serde.Serde[K]
 	vs      serde.Serde[V]
 	extract func(Record[K, V]) int64
@@ -72,6 +73,7 @@ type source[K, V any] struct {
 }
 
 func (s *source[K, V]) processRaw(r *kgo.Record) error {
+	*s.n++
 	rec := Record[K, V]{Timestamp: r.Timestamp.UnixMilli(), Headers: r.Headers}
 	var err error
 	if rec.Key, err = s.ks.Decode(r.Key); err != nil {

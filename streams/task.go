@@ -60,6 +60,7 @@ type task struct {
 	streamPunc []*punctuation
 	wallPunc   []*punctuation
 	closers    []func() error
+	counts     []int64 // records taken in per node id, since the last metrics flush
 	// partitioners by sink topic: Kafka's default partitioner
 	partitioners map[string]kgo.TopicPartitioner
 }
@@ -84,6 +85,7 @@ func newTask(topo *Topology, id TaskID, e *env) (*task, error) {
 		inputs:       map[string]rawInput{},
 		stores:       map[string]any{},
 		streamTime:   math.MinInt64,
+		counts:       make([]int64, len(topo.nodes)),
 		partitioners: map[string]kgo.TopicPartitioner{},
 	}
 	for _, s := range t.sub.stores {
@@ -132,7 +134,7 @@ func children[K, V any](t *task, n *node) (downstream[K, V], error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: %s cannot take the records of %s (%T)", ErrTopology, c.name, n.name, inst)
 		}
-		out = append(out, d)
+		out = append(out, counted[K, V]{d: d, n: &t.counts[c.id]})
 	}
 	if len(out) == 1 {
 		return out[0], nil

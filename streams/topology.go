@@ -78,6 +78,7 @@ type storeDef struct {
 	retention time.Duration // window and session stores
 	logged    bool
 	sub       int
+	keyCodec  // for interactive queries
 	// open returns the typed store handle of one task.
 	open func(t *task) (any, error)
 }

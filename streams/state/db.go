@@ -304,8 +304,10 @@ func retentionMs(d time.Duration) int64 { return max(d.Milliseconds(), 0) }
 // slogLogger adapts slog to pebble's Logger.
 type slogLogger struct{ l *slog.Logger }
 
+// Infof logs at debug level: pebble's info lines (WALs found, compactions)
+// are noise to an app's operator.
 func (l slogLogger) Infof(format string, args ...any) {
-	l.l.Info(fmt.Sprintf(format, args...), "component", "pebble")
+	l.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
 }
 
 func (l slogLogger) Errorf(format string, args ...any) {

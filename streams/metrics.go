@@ -1,0 +1,136 @@
+package streams
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are one App's Prometheus collectors, all labelled app=<application
+// id>. The loop goroutine updates them; a scrape reads them from any
+// goroutine (client_golang's collectors are safe for that).
+//
+// Records processed are counted per node in plain task-local counters (no
+// atomic per record) and added to the collectors after each poll.
+type metrics struct {
+	processed     *prometheus.CounterVec // node
+	nodeCounters  []prometheus.Counter   // by node id, cached children of processed
+	dropped       *prometheus.CounterVec // reason
+	pollSeconds   prometheus.Histogram
+	commitSeconds prometheus.Histogram
+	storeEntries  *prometheus.GaugeVec // store, partition
+	storeBytes    *prometheus.GaugeVec // store, partition
+	restored      *prometheus.CounterVec
+	restoreLeft   *prometheus.GaugeVec // store, partition
+	lag           *prometheus.GaugeVec // task, topic, partition
+	tasks         prometheus.Gauge
+	rebalances    prometheus.Counter
+
+	lastStoreStats time.Time
+}
+
+// storeStatsEvery bounds how often store sizes are read: reading them walks
+// pebble's table list, too much for every exactly-once commit.
+const storeStatsEvery = 5 * time.Second
+
+func newMetrics(reg prometheus.Registerer, topo *Topology, appID string) *metrics {
+	f := func(o prometheus.Opts) prometheus.Opts {
+		o.Namespace, o.Subsystem = "runnel", "streams"
+		o.ConstLabels = prometheus.Labels{"app": appID}
+		return o
+	}
+	h := func(name, help string) prometheus.Histogram {
+		return prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "runnel", Subsystem: "streams", Name: name, Help: help,
+			ConstLabels: prometheus.Labels{"app": appID}, Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)})
+	}
+	m := &metrics{
+		processed: prometheus.NewCounterVec(prometheus.CounterOpts(f(prometheus.Opts{Name: "records_processed_total",
+			Help: "Records each node of the topology took in."})), []string{"node"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts(f(prometheus.Opts{Name: "records_dropped_total",
+			Help: "Records dropped, by reason (bad-record, dead-letter, negative-timestamp, expired-window...)."})), []string{"reason"}),
+		pollSeconds:   h("poll_process_seconds", "Time to process the records of one poll, punctuation included."),
+		commitSeconds: h("commit_seconds", "Time of one commit: changelogs written, outputs acknowledged, state and offsets committed."),
+		storeEntries: prometheus.NewGaugeVec(prometheus.GaugeOpts(f(prometheus.Opts{Name: "store_entries",
+			Help: "Approximate entries of a store partition hosted here (flushed data; refreshed every few seconds)."})), []string{"store", "partition"}),
+		storeBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts(f(prometheus.Opts{Name: "store_bytes",
+			Help: "Approximate on-disk bytes of a store partition hosted here."})), []string{"store", "partition"}),
+		restored: prometheus.NewCounterVec(prometheus.CounterOpts(f(prometheus.Opts{Name: "restored_records_total",
+			Help: "Changelog records applied to local stores while restoring."})), []string{"store"}),
+		restoreLeft: prometheus.NewGaugeVec(prometheus.GaugeOpts(f(prometheus.Opts{Name: "restore_remaining_records",
+			Help: "Changelog offsets still to restore for a store partition (0 once it is current)."})), []string{"store", "partition"}),
+		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts(f(prometheus.Opts{Name: "task_lag_records",
+			Help: "Records of an input partition not yet processed: its last stable offset minus the next offset to process."})), []string{"task", "topic", "partition"}),
+		tasks: prometheus.NewGauge(prometheus.GaugeOpts(f(prometheus.Opts{Name: "active_tasks",
+			Help: "Tasks running in this instance."}))),
+		rebalances: prometheus.NewCounter(prometheus.CounterOpts(f(prometheus.Opts{Name: "rebalances_total",
+			Help: "Assignments this instance received from its group."}))),
+	}
+	m.nodeCounters = make([]prometheus.Counter, len(topo.nodes))
+	for i, n := range topo.nodes {
+		m.nodeCounters[i] = m.processed.WithLabelValues(n.name)
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.processed, m.dropped, m.pollSeconds, m.commitSeconds, m.storeEntries,
+			m.storeBytes, m.restored, m.restoreLeft, m.lag, m.tasks, m.rebalances} {
+			// A second App with the same id on one registry shares the
+			// collectors already there.
+			if err := reg.Register(c); err != nil {
+				if _, ok := err.(prometheus.AlreadyRegisteredError); !ok {
+					panic(err) // only a programming error in the opts above gets here
+				}
+			}
+		}
+	}
+	return m
+}
+
+// flushCounts adds the tasks' per-node counts to the collectors.
+func (m *metrics) flushCounts(g *engine) {
+	for _, t := range g.tasks {
+		for id, n := range t.counts {
+			if n != 0 {
+				m.nodeCounters[id].Add(float64(n))
+				t.counts[id] = 0
+			}
+		}
+	}
+	m.tasks.Set(float64(len(g.tasks)))
+}
+
+// storeStats refreshes the store size gauges when they are due.
+func (m *metrics) storeStats(g *engine) {
+	if time.Since(m.lastStoreStats) < storeStatsEvery {
+		return
+	}
+	m.lastStoreStats = time.Now()
+	for _, t := range g.tasks {
+		p := strconv.Itoa(int(t.id.Partition))
+		for _, s := range t.sub.stores {
+			entries, bytes := g.env.db.Stats(s.name, t.id.Partition)
+			m.storeEntries.WithLabelValues(s.name, p).Set(float64(entries))
+			m.storeBytes.WithLabelValues(s.name, p).Set(float64(bytes))
+		}
+	}
+}
+
+// forgetTask removes the gauges of a task that left this instance.
+func (m *metrics) forgetTask(t *task) {
+	p := strconv.Itoa(int(t.id.Partition))
+	for _, s := range t.sub.stores {
+		m.storeEntries.DeleteLabelValues(s.name, p)
+		m.storeBytes.DeleteLabelValues(s.name, p)
+	}
+	m.lag.DeletePartialMatch(prometheus.Labels{"task": t.id.String()})
+}
+
+// counted counts the records a node takes in, in its task's counters.
+type counted[K, V any] struct {
+	d downstream[K, V]
+	n *int64
+}
+
+func (c counted[K, V]) process(r Record[K, V]) error {
+	*c.n++
+	return c.d.process(r)
+}
