@@ -84,8 +84,8 @@ func TestChangesWindowSessionKeys(t *testing.T) {
 		return nil
 	}))
 	want := map[string]string{
-		fmt.Sprintf("w/1/%q", windowCK("k", 1000)):      "b",
-		fmt.Sprintf("w/1/%q", windowCK("k", 2000)):      "<nil>",
+		fmt.Sprintf("w/1/%q", windowCK("k", 1000)):    "b",
+		fmt.Sprintf("w/1/%q", windowCK("k", 2000)):    "<nil>",
 		fmt.Sprintf("s/0/%q", sessionCK("k", 10, 20)): "s",
 		fmt.Sprintf("s/0/%q", sessionCK("k", 30, 40)): "<nil>",
 	}

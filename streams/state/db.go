@@ -39,8 +39,8 @@ type DB struct {
 	windows  map[handleKey]*Window
 	sessions map[handleKey]*Session
 
-	scratch []byte   // checkpoint keys
-	chg     changes  // Changes' reusable buffers
+	scratch []byte  // checkpoint keys
+	chg     changes // Changes' reusable buffers
 }
 
 type handleKey struct {

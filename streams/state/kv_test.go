@@ -55,7 +55,7 @@ func TestKeyValueRange(t *testing.T) {
 	}
 	must(t, db.Commit())
 	must(t, s.Put([]byte("bb"), []byte("bb"))) // pending, must be visible
-	must(t, s.Delete([]byte("c")))              // pending delete of a committed key
+	must(t, s.Delete([]byte("c")))             // pending delete of a committed key
 	eq(t, keys(t, s.Range(nil, nil)), []string{"a=a", "ab=ab", "b=b", "bb=bb", "d=d"})
 	eq(t, keys(t, s.Range([]byte("ab"), []byte("d"))), []string{"ab=ab", "b=b", "bb=bb"})
 	eq(t, keys(t, s.Range([]byte("b"), nil)), []string{"b=b", "bb=bb", "d=d"})
