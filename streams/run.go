@@ -304,10 +304,17 @@ func (r *run) loop(ctx context.Context) error {
 	}
 }
 
-// step processes one poll's records and does the work that is due.
-func (r *run) step(ctx context.Context, fetches kgo.Fetches) error {
+// step processes one poll's records and does the work that is due. Its
+// error is fatal: kept, so that the revocation on the way out does not
+// commit past the record that caused it.
+func (r *run) step(ctx context.Context, fetches kgo.Fetches) (err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	defer func() {
+		if err != nil && r.mu.fatal == nil {
+			r.mu.fatal = err
+		}
+	}()
 	if r.mu.fatal != nil {
 		return r.mu.fatal
 	}
@@ -323,7 +330,6 @@ func (r *run) step(ctx context.Context, fetches kgo.Fetches) error {
 		return err
 	}
 	start := time.Now()
-	var err error
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		for _, rec := range p.Records {
 			if err != nil {
