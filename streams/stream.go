@@ -258,7 +258,7 @@ func (s Stream[K, V]) Branch(preds ...func(K, V) bool) []Stream[K, V] {
 			if err != nil {
 				return nil, err
 			}
-			outs[i] = inst.(downstream[K, V])
+			outs[i] = counted[K, V]{d: inst.(downstream[K, V]), n: &t.counts[c.id]}
 		}
 		return processFunc[K, V](func(r Record[K, V]) error {
 			for i, p := range preds {
