@@ -58,6 +58,9 @@ export RUNNEL_BIN="$tmp/runnel" KFAKE_BIN="$tmp/kfakebroker"
 		# Each target runs its idempotent and transactional producers back
 		# to back, the two sides of the ratios the table prints.
 		patterns+=("^BenchmarkTxnProduce\$/$BENCH_TARGETS")
+		# Runnel Streams and goka count the same input back to back;
+		# then a store's restore (issue 6).
+		patterns+=('^BenchmarkStreamsCount$' '^BenchmarkStreamsRestore$')
 		# RF=1 and RF=3 run back to back on one cluster, as a corner's
 		# targets do.
 		if [[ "$BENCH_REPLICATION" != "0" ]]; then

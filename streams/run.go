@@ -316,7 +316,8 @@ func (r *run) step(ctx context.Context, fetches kgo.Fetches) (err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	defer func() {
-		if err != nil && r.mu.fatal == nil {
+		stopped := ctx.Err() != nil && errors.Is(err, ctx.Err()) // a stop, which loop turns into shutdown
+		if err != nil && !stopped && r.mu.fatal == nil {
 			r.mu.fatal = err
 		}
 	}()

@@ -261,6 +261,7 @@ func render(w io.Writer, r *results) summary {
 	renderGroups(w, r)
 	renderReplication(w, r)
 	renderTxn(w, r)
+	renderStreams(w, r)
 
 	fmt.Fprintf(w, "\n== Summary ==\n")
 	var fair summary
