@@ -210,3 +210,32 @@ func enc(v int64) []byte {
 	b, _ := serde.Int64.Encode(nil, v)
 	return b
 }
+
+// TestAppSourceWithLatestReset: a source with WithOffsetReset(Latest)
+// skips what its topic held before the app's first start, and reads what
+// is written after.
+func TestAppSourceWithLatestReset(t *testing.T) {
+	bi := newBadInput(t) // "in" holds 4 records, one undecodable: a Latest source never sees them
+	b := streams.NewBuilder()
+	streams.From[string, int64](b, "in", streams.WithOffsetReset(streams.Latest)).To("out")
+	app, err := streams.NewApp(build(t, b), streams.Config{ApplicationID: "latest", Brokers: bi.seeds, CommitInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote := false
+	err = bi.runUntil(app, func() bool {
+		if !wrote && bi.committed("latest") == 4 { // started at the end: now write one more
+			wrote = true
+			if err := bi.cl.ProduceSync(bi.ctx, &kgo.Record{Topic: "in", Key: []byte("new"), Value: enc(42)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return bi.committed("latest") == 5
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := values(t, bi.read("out", 1)); len(got) != 1 || got[0] != 42 {
+		t.Errorf("out = %v, want only the record written after the start: [42]", got)
+	}
+}

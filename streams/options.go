@@ -84,7 +84,8 @@ const (
 	Latest                      // only records written after the app starts
 )
 
-// WithOffsetReset sets a source's reset policy.
+// WithOffsetReset sets a source's reset policy: where it starts reading
+// a partition the app's group has no committed offset for.
 func WithOffsetReset(r OffsetReset) Option { return optionFunc(func(o *options) { o.offsetReset = r }) }
 
 // Retention sets how long a window or session store keeps windows (at least

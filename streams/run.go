@@ -69,6 +69,9 @@ func (r *run) start(ctx context.Context) error {
 	if r.plan, err = ensureTopics(ctx, r.adm, a.topo, a.cfg.ApplicationID, a.cfg.ReplicationFactor); err != nil {
 		return err
 	}
+	if err := startLatest(ctx, r.adm, a.topo, a.cfg.ApplicationID); err != nil {
+		return err
+	}
 	r.mu.pending = map[TaskID]bool{}
 	r.out.changelogs = map[string]map[int32]int64{}
 	r.out.partitions = map[string]int32{}

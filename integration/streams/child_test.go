@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/runnel-io/runnel/broker/brokertest"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/runnel-io/runnel/streams"
 )
 
@@ -77,6 +79,7 @@ func mainIfChild() {
 		CommitInterval:    time.Duration(cfg.CommitMS) * time.Millisecond,
 		ReplicationFactor: cfg.Replicate,
 		Logger:            slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		ClientOptions:     clientLog(),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "streams child:", err)
@@ -87,6 +90,16 @@ func mainIfChild() {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// clientLog logs the app's franz-go clients at info level to stderr (the
+// instances' log) when RUNNEL_STREAMS_CLIENT_LOG is set: transactions
+// begun and ended, rebalances, producer ids.
+func clientLog() []kgo.Opt {
+	if os.Getenv("RUNNEL_STREAMS_CLIENT_LOG") == "" {
+		return nil
+	}
+	return []kgo.Opt{kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelInfo, nil))}
 }
 
 // instance is a child process running one app instance.
