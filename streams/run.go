@@ -282,6 +282,11 @@ func (r *run) loop(ctx context.Context) error {
 		})
 		_ = fetchErr // kgo retries fetch errors itself; they are logged here
 		if err := r.step(ctx, fetches); err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				// Run's ctx ended while a commit or restore was in flight:
+				// that is a stop, not a failure.
+				return r.shutdown()
+			}
 			return err
 		}
 		if r.sess != nil {
@@ -342,13 +347,15 @@ func (r *run) beginLocked() error {
 // when exactly once.
 func (r *run) commitLocked(ctx context.Context) error {
 	start := time.Now()
+	if r.sess != nil && !r.mu.inTxn {
+		// Nothing processed since the last commit, or a transaction
+		// that failed to end: its changes must not be logged outside it.
+		return nil
+	}
 	if err := r.eng.sendChanges(); err != nil {
 		return err
 	}
 	if r.sess != nil {
-		if !r.mu.inTxn {
-			return nil // nothing processed since the last commit
-		}
 		committed, err := r.sess.End(ctx, kgo.TryCommit)
 		r.mu.inTxn = false
 		if err != nil {
