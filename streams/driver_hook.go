@@ -43,8 +43,8 @@ func openDriverEngine(topology any, cfg hook.Config) (hook.Engine, error) {
 			}
 			return cfg.Partitions(topic)
 		},
-		now:        cfg.Now,
-		dropped:    func(string) {},
+		now:     cfg.Now,
+		dropped: func(string) {},
 	}
 	if h, ok := cfg.OnBadRecord.(BadRecordHandler); ok {
 		e.onBadRecord = h
