@@ -156,42 +156,8 @@ func streamStreamJoin[K, V, VO, VR any](s Stream[K, V], other Stream[K, VO], w J
 			join: func(k K, vo VO, v V) VR { return joiner(k, v, true, vo, true) }}
 		return m, nil
 	}
-	thisWin.build = func(t *task) (any, error) {
-		m, err := streamJoinMergeOf[K, V, VO, VR](t, merge)
-		if err != nil {
-			return nil, err
-		}
-		next, err := children[K, V](t, thisWin)
-		if err != nil {
-			return nil, err
-		}
-		return m.left.admitThen(next), nil
-	}
-	otherWin.build = func(t *task) (any, error) {
-		m, err := streamJoinMergeOf[K, V, VO, VR](t, merge)
-		if err != nil {
-			return nil, err
-		}
-		next, err := children[K, VO](t, otherWin)
-		if err != nil {
-			return nil, err
-		}
-		return m.right.admitThen(next), nil
-	}
-	joinThis.build = func(t *task) (any, error) {
-		m, err := streamJoinMergeOf[K, V, VO, VR](t, merge)
-		if err != nil {
-			return nil, err
-		}
-		return processFunc[K, V](m.left.probe), nil
-	}
-	joinOther.build = func(t *task) (any, error) {
-		m, err := streamJoinMergeOf[K, V, VO, VR](t, merge)
-		if err != nil {
-			return nil, err
-		}
-		return processFunc[K, VO](m.right.probe), nil
-	}
+	buildJoinSide(merge, thisWin, joinThis, func(m *streamJoinMerge[K, V, VO, VR]) *joinSide[K, V, VO, VR] { return m.left })
+	buildJoinSide(merge, otherWin, joinOther, func(m *streamJoinMerge[K, V, VO, VR]) *joinSide[K, VO, V, VR] { return m.right })
 	return Stream[K, VR]{b: b, n: merge, ks: ks}
 }
 
@@ -217,6 +183,29 @@ func pendingEmitter[K, V, VO, VR any](ks serde.Serde[K], vs serde.Serde[V], vos 
 			}
 			return out.process(Record[K, VR]{Key: k, Value: joiner(k, v, side == sideLeft, vo, side == sideRight), Timestamp: ts})
 		})
+	}
+}
+
+// buildJoinSide sets the builds of one side's WINDOWED and JOIN nodes:
+// both reach the side's state through the MERGE node's instance.
+func buildJoinSide[K, V, VO, VR, VT, VX any](merge, win, join *node, side func(*streamJoinMerge[K, V, VO, VR]) *joinSide[K, VT, VX, VR]) {
+	win.build = func(t *task) (any, error) {
+		m, err := streamJoinMergeOf[K, V, VO, VR](t, merge)
+		if err != nil {
+			return nil, err
+		}
+		next, err := children[K, VT](t, win)
+		if err != nil {
+			return nil, err
+		}
+		return side(m).admitThen(next), nil
+	}
+	join.build = func(t *task) (any, error) {
+		m, err := streamJoinMergeOf[K, V, VO, VR](t, merge)
+		if err != nil {
+			return nil, err
+		}
+		return processFunc[K, VT](side(m).probe), nil
 	}
 }
 

@@ -71,46 +71,8 @@ func tableJoin[K, V, VO, VR any](t Table[K, V], other Table[K, VO], thisPrefix, 
 	otherNode.stores = append(otherNode.stores, t.lookupStores...)
 	merge := b.addNode(kindProcessor, "KTABLE-MERGE", o.name, thisNode, otherNode)
 
-	thisNode.build = func(tk *task) (any, error) {
-		out, err := children[K, change[VR]](tk, thisNode)
-		if err != nil {
-			return nil, err
-		}
-		get, err := otherLookup(tk)
-		if err != nil {
-			return nil, err
-		}
-		return processFunc[K, change[V]](func(r Record[K, change[V]]) error {
-			vo, ok, err := get(r.Key)
-			if err != nil {
-				return err
-			}
-			var j change[VR]
-			j.New, j.HasNew = f(r.Value.New, r.Value.HasNew, vo, ok)
-			j.Old, j.HasOld = f(r.Value.Old, r.Value.HasOld, vo, ok)
-			return forwardJoined(out, r.Key, j, r.Timestamp, r.Headers)
-		}), nil
-	}
-	otherNode.build = func(tk *task) (any, error) {
-		out, err := children[K, change[VR]](tk, otherNode)
-		if err != nil {
-			return nil, err
-		}
-		get, err := thisLookup(tk)
-		if err != nil {
-			return nil, err
-		}
-		return processFunc[K, change[VO]](func(r Record[K, change[VO]]) error {
-			v, ok, err := get(r.Key)
-			if err != nil {
-				return err
-			}
-			var j change[VR]
-			j.New, j.HasNew = f(v, ok, r.Value.New, r.Value.HasNew)
-			j.Old, j.HasOld = f(v, ok, r.Value.Old, r.Value.HasOld)
-			return forwardJoined(out, r.Key, j, r.Timestamp, r.Headers)
-		}), nil
-	}
+	buildTableJoinSide(thisNode, otherLookup, f)
+	buildTableJoinSide(otherNode, thisLookup, func(vo VO, okO bool, v V, okV bool) (VR, bool) { return f(v, okV, vo, okO) })
 
 	stores := append(append([]*storeDef(nil), t.lookupStores...), other.lookupStores...)
 	result := Table[K, VR]{b: b, n: merge, ks: t.ks, lookupStores: stores,
@@ -144,13 +106,35 @@ func tableJoin[K, V, VO, VR any](t Table[K, V], other Table[K, VO], thisPrefix, 
 	return materializeChanges(result, merge, o)
 }
 
-// forwardJoined sends the change from the old result to the new one, if
-// there was or is a result.
-func forwardJoined[K, VR any](out downstream[K, change[VR]], k K, c change[VR], ts int64, headers []Header) error {
-	if !c.HasNew && !c.HasOld {
-		return nil
+// buildTableJoinSide sets the build of a join node fed by one side's
+// changes (values VT) that looks up the other side (VX): pair gives the
+// result of a value of this side with the other side's, or false for none.
+// It forwards the change from the old result to the new one, if there was
+// or is a result.
+func buildTableJoinSide[K, VT, VX, VR any](n *node, lookup func(*task) (func(K) (VX, bool, error), error), pair func(VT, bool, VX, bool) (VR, bool)) {
+	n.build = func(tk *task) (any, error) {
+		out, err := children[K, change[VR]](tk, n)
+		if err != nil {
+			return nil, err
+		}
+		get, err := lookup(tk)
+		if err != nil {
+			return nil, err
+		}
+		return processFunc[K, change[VT]](func(r Record[K, change[VT]]) error {
+			vx, ok, err := get(r.Key)
+			if err != nil {
+				return err
+			}
+			var c change[VR]
+			c.New, c.HasNew = pair(r.Value.New, r.Value.HasNew, vx, ok)
+			c.Old, c.HasOld = pair(r.Value.Old, r.Value.HasOld, vx, ok)
+			if !c.HasNew && !c.HasOld {
+				return nil
+			}
+			return out.process(Record[K, change[VR]]{Key: r.Key, Value: c, Timestamp: r.Timestamp, Headers: r.Headers})
+		}), nil
 	}
-	return out.process(Record[K, change[VR]]{Key: k, Value: c, Timestamp: ts, Headers: headers})
 }
 
 // materializeChanges makes node n keep the table t's changes in the store
