@@ -34,17 +34,18 @@ func openDriverEngine(topology any, cfg hook.Config) (hook.Engine, error) {
 		return nil, err
 	}
 	e := &env{
-		appID: cfg.AppID,
-		db:    db,
-		send:  cfg.Send,
-		partitions: func(topic string) (int32, error) {
-			if n, ok := plan.partitions[topic]; ok {
-				return n, nil
-			}
-			return cfg.Partitions(topic)
-		},
-		now:     cfg.Now,
-		dropped: func(string) {},
+		appID:      cfg.AppID,
+		db:         db,
+		send:       cfg.Send,
+		partitions: cfg.Partitions,
+		now:        cfg.Now,
+		dropped:    func(string) {},
+	}
+	e.partitions = func(topic string) (int32, error) {
+		if n, ok := plan.partitions[topic]; ok {
+			return n, nil // internal topics as an App would create them
+		}
+		return cfg.Partitions(topic)
 	}
 	if h, ok := cfg.OnBadRecord.(BadRecordHandler); ok {
 		e.onBadRecord = h
