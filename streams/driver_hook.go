@@ -41,14 +41,14 @@ func openDriverEngine(topology any, cfg hook.Config) (hook.Engine, error) {
 		now:        cfg.Now,
 		dropped:    func(string) {},
 	}
+	if h, ok := cfg.OnBadRecord.(BadRecordHandler); ok {
+		e.onBadRecord = h
+	}
 	e.partitions = func(topic string) (int32, error) {
 		if n, ok := plan.partitions[topic]; ok {
 			return n, nil // internal topics as an App would create them
 		}
 		return cfg.Partitions(topic)
-	}
-	if h, ok := cfg.OnBadRecord.(BadRecordHandler); ok {
-		e.onBadRecord = h
 	}
 	d := &driverEngine{engine: newEngine(topo, e), db: db, plan: plan, globals: map[string]func(*kgo.Record) error{}}
 	for _, g := range topo.globals {

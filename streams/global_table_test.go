@@ -26,13 +26,13 @@ func TestGlobalTableJoinLooksUpAKeyComputedFromEachRecord(t *testing.T) {
 
 	prod.Pipe("p1", "apple")
 	prod.Pipe("p2", "pear")
-	orders.PipeAt("o1", "p1", at(1))
-	orders.PipeAt("o2", "p2", at(2))
-	orders.PipeAt("o3", "p9", at(3)) // unknown product: nothing
+	orders.PipeAt("o1", "p1", atMs(1))
+	orders.PipeAt("o2", "p2", atMs(2))
+	orders.PipeAt("o3", "p9", atMs(3)) // unknown product: nothing
 	prod.Pipe("p1", "green apple")
-	orders.PipeAt("o4", "p1", at(4))
+	orders.PipeAt("o4", "p1", atMs(4))
 	prod.PipeTombstone("p2")
-	orders.PipeAt("o5", "p2", at(5)) // deleted product: nothing
+	orders.PipeAt("o5", "p2", atMs(5)) // deleted product: nothing
 	checkRecords(t, out.ReadRecords(),
 		rec("o1", "o1:apple", 1),
 		rec("o2", "o2:pear", 2),
@@ -57,8 +57,8 @@ func TestGlobalTableLeftJoinKeepsRecordsAndNeedsNoRepartition(t *testing.T) {
 	d := streamstest.New(t, topo, streamstest.Config{})
 	streamstest.Input[string, string](d, "products", nil, nil).Pipe("p1", "apple")
 	orders := streamstest.Input[string, string](d, "orders", nil, nil)
-	orders.PipeAt("o1", "p1", at(1))
-	orders.PipeAt("o2", "p2", at(2))
+	orders.PipeAt("o1", "p1", atMs(1))
+	orders.PipeAt("o2", "p2", atMs(2))
 	checkRecords(t, streamstest.Output[string, string](d, "out", nil, nil).ReadRecords(),
 		rec("by-p1", "p1=apple", 1),
 		rec("by-p2", "p2=-", 2))

@@ -48,7 +48,7 @@ func tombstone[K, V any](k K, ts int64) streams.Record[K, V] {
 	return streams.Record[K, V]{Key: k, Timestamp: ts, Tombstone: true}
 }
 
-func at(ms int64) time.Time { return time.UnixMilli(ms) }
+func atMs(ms int64) time.Time { return time.UnixMilli(ms) }
 
 func TestStreamTableJoinEmitsForStreamRecordsWhoseKeyTheTableHolds(t *testing.T) {
 	b := streams.NewBuilder()
@@ -61,15 +61,15 @@ func TestStreamTableJoinEmitsForStreamRecordsWhoseKeyTheTableHolds(t *testing.T)
 	custIn := streamstest.Input[string, string](d, "customers", nil, nil)
 	out := streamstest.Output[string, string](d, "enriched", nil, nil)
 
-	orders.PipeAt("c1", "tea", at(1)) // no customer yet: nothing
-	custIn.PipeAt("c1", "alice", at(2))
+	orders.PipeAt("c1", "tea", atMs(1)) // no customer yet: nothing
+	custIn.PipeAt("c1", "alice", atMs(2))
 	checkRecords(t, out.ReadRecords()) // a table update alone emits nothing
-	orders.PipeAt("c1", "cake", at(3))
-	orders.PipeAt("c2", "jam", at(4)) // unknown customer
-	custIn.PipeAt("c1", "alice b.", at(5))
-	orders.PipeAt("c1", "milk", at(6))
+	orders.PipeAt("c1", "cake", atMs(3))
+	orders.PipeAt("c2", "jam", atMs(4)) // unknown customer
+	custIn.PipeAt("c1", "alice b.", atMs(5))
+	orders.PipeAt("c1", "milk", atMs(6))
 	custIn.PipeTombstone("c1")
-	orders.PipeAt("c1", "salt", at(7)) // deleted customer: nothing
+	orders.PipeAt("c1", "salt", atMs(7)) // deleted customer: nothing
 	checkRecords(t, out.ReadRecords(),
 		rec("c1", "alice ordered cake", 3),
 		rec("c1", "alice b. ordered milk", 6))
@@ -91,11 +91,11 @@ func TestStreamTableLeftJoinKeepsRecordsWithoutTableValue(t *testing.T) {
 	custIn := streamstest.Input[string, string](d, "customers", nil, nil)
 	out := streamstest.Output[string, string](d, "enriched", nil, nil)
 
-	orders.PipeAt("c1", "tea", at(1))
-	custIn.PipeAt("c1", "alice", at(2))
-	orders.PipeAt("c1", "cake", at(3))
+	orders.PipeAt("c1", "tea", atMs(1))
+	custIn.PipeAt("c1", "alice", atMs(2))
+	orders.PipeAt("c1", "cake", atMs(3))
 	custIn.PipeTombstone("c1")
-	orders.PipeAt("c1", "salt", at(4))
+	orders.PipeAt("c1", "salt", atMs(4))
 	orders.PipeTombstone("c1") // a stream tombstone joins nothing
 	checkRecords(t, out.ReadRecords(),
 		rec("c1", "<unknown>:tea", 1),
@@ -121,11 +121,11 @@ func TestStreamTableJoinRepartitionsAStreamWhoseKeyChanged(t *testing.T) {
 	want := map[string]string{}
 	for i := range 10 {
 		c := fmt.Sprintf("c%d", i)
-		custIn.PipeAt(c, "name-"+c, at(int64(i)))
+		custIn.PipeAt(c, "name-"+c, atMs(int64(i)))
 		want[c] = "name-" + c
 	}
 	for i := range 10 {
-		orders.PipeAt(fmt.Sprintf("o%d", i), fmt.Sprintf("c%d", i), at(100))
+		orders.PipeAt(fmt.Sprintf("o%d", i), fmt.Sprintf("c%d", i), atMs(100))
 	}
 	got := streamstest.LatestByKey(out.ReadRecords())
 	if !reflect.DeepEqual(got, want) {
@@ -156,7 +156,7 @@ func TestStreamTableJoinReadsATableDerivedFromTheSameStream(t *testing.T) {
 	d := streamstest.New(t, build(t, b), streamstest.Config{})
 	in := streamstest.Input[string, string](d, "purchases", nil, nil)
 	out := streamstest.Output[string, string](d, "out", nil, nil)
-	in.PipeAt("u", "a", at(1))
-	in.PipeAt("u", "b", at(2))
+	in.PipeAt("u", "a", atMs(1))
+	in.PipeAt("u", "b", atMs(2))
 	checkRecords(t, out.ReadRecords(), rec("u", "a#1", 1), rec("u", "b#2", 2))
 }

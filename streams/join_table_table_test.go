@@ -41,12 +41,12 @@ func TestTableTableJoinUpdatesFromBothSidesAndDeletesWhenOneSideGoes(t *testing.
 	_, left, right, out := tableJoinDriver(t, func(l, r streams.Table[string, string]) streams.Table[string, string] {
 		return l.Join(r, func(a, b string) string { return a + "/" + b })
 	})
-	left.PipeAt("k", "a1", at(1)) // right side missing: nothing
-	right.PipeAt("k", "b1", at(2))
-	left.PipeAt("k", "a2", at(3))
-	right.PipeAt("k", "b2", at(4))
+	left.PipeAt("k", "a1", atMs(1)) // right side missing: nothing
+	right.PipeAt("k", "b1", atMs(2))
+	left.PipeAt("k", "a2", atMs(3))
+	right.PipeAt("k", "b2", atMs(4))
 	deleteAt(t, right, "k", 5)
-	left.PipeAt("k", "a3", at(6)) // right side gone: nothing
+	left.PipeAt("k", "a3", atMs(6)) // right side gone: nothing
 	deleteAt(t, left, "k", 7)     // no result to delete: nothing
 	checkRecords(t, out.ReadRecords(),
 		rec("k", "a1/b1", 2),
@@ -59,9 +59,9 @@ func TestTableTableLeftJoinKeepsLeftKeys(t *testing.T) {
 	_, left, right, out := tableJoinDriver(t, func(l, r streams.Table[string, string]) streams.Table[string, string] {
 		return l.LeftJoin(r, func(a, b string, ok bool) string { return a + "/" + opt(b, ok) })
 	})
-	right.PipeAt("k", "b1", at(1)) // no left value: nothing
-	left.PipeAt("k", "a1", at(2))
-	right.PipeAt("k", "b2", at(3))
+	right.PipeAt("k", "b1", atMs(1)) // no left value: nothing
+	left.PipeAt("k", "a1", atMs(2))
+	right.PipeAt("k", "b2", atMs(3))
 	deleteAt(t, right, "k", 4)
 	deleteAt(t, left, "k", 5)
 	checkRecords(t, out.ReadRecords(),
@@ -75,8 +75,8 @@ func TestTableTableOuterJoinKeepsKeysOfEitherSide(t *testing.T) {
 	_, left, right, out := tableJoinDriver(t, func(l, r streams.Table[string, string]) streams.Table[string, string] {
 		return l.OuterJoin(r, func(a string, okA bool, b string, okB bool) string { return opt(a, okA) + "/" + opt(b, okB) })
 	})
-	right.PipeAt("k", "b1", at(1))
-	left.PipeAt("k", "a1", at(2))
+	right.PipeAt("k", "b1", atMs(1))
+	left.PipeAt("k", "a1", atMs(2))
 	deleteAt(t, left, "k", 3)
 	deleteAt(t, right, "k", 4)
 	checkRecords(t, out.ReadRecords(),
@@ -104,10 +104,10 @@ func TestTableTableJoinMaterializedAndChained(t *testing.T) {
 		return streamstest.Input[string, string](d, topic, nil, nil)
 	}
 	out := streamstest.Output[string, string](d, "out", nil, nil)
-	in("third").PipeAt("k", "c", at(1))
-	in("left").PipeAt("k", "a", at(2))
-	in("right").PipeAt("k", "b", at(3))
-	in("third").PipeAt("k", "C", at(4))
+	in("third").PipeAt("k", "c", atMs(1))
+	in("left").PipeAt("k", "a", atMs(2))
+	in("right").PipeAt("k", "b", atMs(3))
+	in("third").PipeAt("k", "C", atMs(4))
 	checkRecords(t, out.ReadRecords(),
 		rec("k", "abc|a", 3),
 		rec("k", "abC|a", 4))
