@@ -56,7 +56,7 @@ func TestStreamStreamJoinDropsRecordsLaterThanGrace(t *testing.T) {
 	right.PipeAt("a", "R", atMs(86_000))    // on time
 	left.PipeAt("c", "late", atMs(84_999))  // dropped: not buffered either
 	right.PipeAt("c", "R", atMs(90_000))    // so this meets nothing
-	right.PipeTombstone("a")              // tombstones are dropped
+	right.PipeTombstone("a")                // tombstones are dropped
 	checkRecords(t, out.ReadRecords(), rec("a", "L+R", 86_000))
 }
 

@@ -47,7 +47,7 @@ func TestTableTableJoinUpdatesFromBothSidesAndDeletesWhenOneSideGoes(t *testing.
 	right.PipeAt("k", "b2", atMs(4))
 	deleteAt(t, right, "k", 5)
 	left.PipeAt("k", "a3", atMs(6)) // right side gone: nothing
-	deleteAt(t, left, "k", 7)     // no result to delete: nothing
+	deleteAt(t, left, "k", 7)       // no result to delete: nothing
 	checkRecords(t, out.ReadRecords(),
 		rec("k", "a1/b1", 2),
 		rec("k", "a2/b1", 3),
