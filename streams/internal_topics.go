@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -24,9 +25,13 @@ type topicPlan struct {
 }
 
 // planTopics reads the source topics' partition counts and derives those of
-// the internal topics: a repartition topic gets the Partitions option or
-// the partition count of the subtopology that writes it; a changelog gets
-// its store's subtopology's.
+// the internal topics. The topics one subtopology reads form a
+// co-partition group (a join, or a table looked up by a stream, puts both
+// sides in one subtopology): its user topics, and repartition topics given
+// a count with Partitions, must agree, and its other repartition topics
+// take their count. A group of such repartition topics only takes the
+// largest count of the subtopologies that write them. A changelog gets its
+// store's subtopology's count.
 func planTopics(topo *Topology, appID string, source map[string]int32) (*topicPlan, error) {
 	p := &topicPlan{partitions: map[string]int32{}, subs: make([]int32, len(topo.subs))}
 	for topic, n := range source {
@@ -36,42 +41,30 @@ func planTopics(topo *Topology, appID string, source map[string]int32) (*topicPl
 	for _, r := range topo.repartition {
 		repart[r.name] = r
 	}
-	// Subtopologies that read repartition topics wait for their writers:
-	// at most len(subs) rounds, since repartition links form no cycle.
+	// Subtopologies that read only repartition topics wait for their
+	// writers: at most len(subs) rounds, since repartition links form no
+	// cycle.
 	for round := 0; round <= len(topo.subs); round++ {
 		progress := false
 		for _, sub := range topo.subs {
 			if p.subs[sub.id] != 0 {
 				continue
 			}
-			counts, ready := map[string]int32{}, true
-			for _, src := range sub.sources {
-				for _, topic := range src.topics {
-					if !src.internal {
-						counts[topic] = source[topic]
-						continue
-					}
-					r := repart[topic]
-					n := r.partitions
-					if n == 0 {
-						n = p.subs[r.writer.sub]
-					}
-					if n == 0 {
-						ready = false
-						continue
-					}
-					counts[topic] = n
-					p.partitions[appID+"-"+topic] = n
-				}
-			}
-			if !ready {
-				continue
-			}
-			n, err := copartitioned(sub.id, counts)
+			n, err := p.sizeGroup(sub, source, repart)
 			if err != nil {
 				return nil, err
 			}
+			if n == 0 {
+				continue // a writer is not sized yet
+			}
 			p.subs[sub.id] = n
+			for _, src := range sub.sources {
+				for _, topic := range src.topics {
+					if src.internal {
+						p.partitions[appID+"-"+topic] = n
+					}
+				}
+			}
 			progress = true
 		}
 		if !progress {
@@ -91,6 +84,39 @@ func planTopics(topo *Topology, appID string, source map[string]int32) (*topicPl
 	return p, nil
 }
 
+// sizeGroup returns the partition count of the topics sub reads, or 0 when
+// it depends on a writer not sized yet.
+func (p *topicPlan) sizeGroup(sub *subtopology, source map[string]int32, repart map[string]*repartitionTopic) (int32, error) {
+	fixed := map[string]int32{} // user topics, and repartition topics with a set count
+	var flexible int32          // the largest writer count of the other repartition topics
+	ready := true
+	for _, src := range sub.sources {
+		for _, topic := range src.topics {
+			if !src.internal {
+				fixed[topic] = source[topic]
+				continue
+			}
+			r := repart[topic]
+			if r.partitions != 0 {
+				fixed[topic] = r.partitions
+				continue
+			}
+			w := p.subs[r.writer.sub]
+			if w == 0 {
+				ready = false
+			}
+			flexible = max(flexible, w)
+		}
+	}
+	if len(fixed) > 0 {
+		return copartitioned(sub.id, fixed)
+	}
+	if !ready {
+		return 0, nil
+	}
+	return flexible, nil
+}
+
 // copartitioned checks that the topics one task reads have one partition
 // count: a task owns partition P of each, so keys must be spread alike.
 func copartitioned(sub int, counts map[string]int32) (int32, error) {
@@ -106,9 +132,9 @@ func copartitioned(sub int, counts map[string]int32) (int32, error) {
 		} else if counts[t] != n {
 			var desc []string
 			for _, t := range topics {
-				desc = append(desc, fmt.Sprintf("%s: %d", t, counts[t]))
+				desc = append(desc, fmt.Sprintf("%s: %d partitions", t, counts[t]))
 			}
-			return 0, fmt.Errorf("%w: sub-topology %d reads topics that are not co-partitioned (%v); give them the same partition count, or Repartition one side", ErrTopology, sub, desc)
+			return 0, fmt.Errorf("%w: sub-topology %d reads topics that are not co-partitioned (%s): records of one key must meet in one task, so give them the same partition count, or Repartition one side", ErrTopology, sub, strings.Join(desc, ", "))
 		}
 	}
 	return n, nil

@@ -12,15 +12,6 @@ import (
 	"github.com/runnel-io/runnel/streams/streamstest"
 )
 
-func build(t *testing.T, b *streams.Builder) *streams.Topology {
-	t.Helper()
-	topo, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return topo
-}
-
 func keyValues[K, V any](o *streamstest.OutputTopic[K, V]) []string {
 	var out []string
 	for _, kv := range o.ReadKeyValues() {

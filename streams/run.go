@@ -32,6 +32,7 @@ type run struct {
 	cl    *kgo.Client
 	sess  *kgo.GroupTransactSession // exactly once only
 	rcl   *kgo.Client               // restores changelogs
+	glob  *globalRun                // global tables (global.go); nil without
 	ctx   context.Context           // lives until close: produce promises outlive Run's ctx
 	stop  context.CancelFunc
 
@@ -89,6 +90,9 @@ func (r *run) start(ctx context.Context) error {
 		now:         func() int64 { return time.Now().UnixMilli() },
 	}
 	r.eng = newEngine(a.topo, e)
+	if err := r.startGlobals(ctx); err != nil { // before joining the group
+		return err
+	}
 
 	subs := make([][]string, len(a.topo.subs))
 	for i, sub := range a.topo.subs {
@@ -338,6 +342,9 @@ func (r *run) step(ctx context.Context, fetches kgo.Fetches) (err error) {
 	if err := r.beginLocked(); err != nil {
 		return err
 	}
+	if err := r.pollGlobalsLocked(); err != nil {
+		return err
+	}
 	start := time.Now()
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		for _, rec := range p.Records {
@@ -462,6 +469,9 @@ func (r *run) checkpointLocked() {
 // rewound the consumer to the committed offsets).
 func (r *run) resetLocked() error {
 	r.db.Discard()
+	if err := r.rewindGlobalsLocked(); err != nil {
+		return err
+	}
 	r.out.Lock()
 	clear(r.out.changelogs)
 	r.out.Unlock()
@@ -511,6 +521,7 @@ func (r *run) close() {
 	if r.rcl != nil {
 		r.rcl.Close()
 	}
+	r.closeGlobals()
 	if r.admCl != nil {
 		r.admCl.Close()
 	}

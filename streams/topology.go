@@ -23,7 +23,10 @@ type Builder struct {
 	topics map[string]*node // source topic -> the source that reads it
 	// partitionsOf holds the partition counts set for repartition topics.
 	partitionsOf map[string]int32
-	err          error
+	// globals are the global tables: outside the graph of tasks, each
+	// read whole by every instance (global_table.go).
+	globals []*globalDef
+	err     error
 }
 
 // NewBuilder returns an empty topology builder.
@@ -118,7 +121,7 @@ func (b *Builder) addNode(kind nodeKind, prefix, name string, parents ...*node) 
 // number of nodes and stores so far, so names depend on the order of DSL
 // calls: name operators that own stores or topics to keep them stable.
 func (b *Builder) newName(prefix string) string {
-	return fmt.Sprintf("%s-%010d", prefix, len(b.nodes)+len(b.stores))
+	return fmt.Sprintf("%s-%010d", prefix, len(b.nodes)+len(b.stores)+globalNames*len(b.globals))
 }
 
 func (b *Builder) addStore(s *storeDef, users ...*node) {
@@ -156,6 +159,7 @@ type Topology struct {
 	stores      map[string]*storeDef
 	topics      map[string]*node // source topic -> source node
 	repartition []*repartitionTopic
+	globals     []*globalDef
 }
 
 // subtopology is a connected part of the graph: the nodes one task runs.
@@ -182,6 +186,9 @@ func (b *Builder) Build() (*Topology, error) {
 	}
 	if len(b.topics) == 0 {
 		return nil, fmt.Errorf("%w: no source", ErrTopology)
+	}
+	if err := b.checkGlobals(); err != nil {
+		return nil, err
 	}
 
 	// Union-find over parent links and shared stores.
@@ -211,7 +218,7 @@ func (b *Builder) Build() (*Topology, error) {
 			}
 		}
 	}
-	t := &Topology{nodes: b.nodes, stores: b.stores, topics: b.topics}
+	t := &Topology{nodes: b.nodes, stores: b.stores, topics: b.topics, globals: b.globals}
 	byRoot := map[int]*subtopology{}
 	for _, n := range b.nodes { // in id order: subtopologies numbered by their first node
 		r := find(n.id)
@@ -293,6 +300,7 @@ func (t *Topology) Describe() string {
 		}
 		sb.WriteString("\n")
 	}
+	t.describeGlobals(&sb)
 	return sb.String()
 }
 

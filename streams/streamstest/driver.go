@@ -89,6 +89,11 @@ func (d *Driver) Close() {
 }
 
 func (d *Driver) partitions(topic string) (int32, error) {
+	if d.eng != nil {
+		if n, ok := d.eng.Partitions(topic); ok {
+			return n, nil
+		}
+	}
 	if n, ok := d.cfg.Partitions[topic]; ok {
 		if n < 1 {
 			return 0, fmt.Errorf("streamstest: topic %q has %d partitions", topic, n)

@@ -23,8 +23,11 @@ type Engine interface {
 	// InputTopics lists every Kafka topic the topology reads, internal
 	// ones with their application id prefix.
 	InputTopics() []string
-	// SourceTopicsOf lists the Kafka topics read by a subtopology.
+	// SubtopologyOf returns the subtopology that reads a Kafka topic.
 	SubtopologyOf(topic string) (int, bool)
+	// Partitions returns the partition count planned for an internal
+	// topic (repartition or changelog), as an App would create it.
+	Partitions(topic string) (int32, bool)
 	Close() error
 }
 
