@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,8 +137,10 @@ func runCountUnderKill(t *testing.T, nodes int, exactly bool) {
 	}
 	logPath := filepath.Join(dir, "instances.log")
 	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("instance logs: %s", logPath)
+		if t.Failed() { // the directory goes with the test: show the end of the log
+			b, _ := os.ReadFile(logPath)
+			lines := strings.Split(string(b), "\n")
+			t.Logf("instance logs (last lines of %d):\n%s", len(lines), strings.Join(lines[max(0, len(lines)-300):], "\n"))
 		}
 	})
 	a := startInstance(t, cfg(0), logPath)
