@@ -64,7 +64,10 @@ type Config struct {
 	MaxUncommittedBytes int
 	// ReplicationFactor of the internal topics; 0: the broker's default.
 	ReplicationFactor int16
-	// Standbys is the number of standby replicas per stateful task.
+	// Standbys is the number of standby replicas per stateful task: other
+	// instances that follow the task's changelogs into their local state,
+	// so that when the task moves to one of them it restores only the
+	// tail. At most instances-1 are placed.
 	Standbys int
 	// Endpoint is "host:port" this instance answers interactive queries
 	// and metrics on: Run serves Handler there, and the other instances

@@ -14,18 +14,20 @@ import (
 // Records processed are counted per node in plain task-local counters (no
 // atomic per record) and added to the collectors after each poll.
 type metrics struct {
-	processed     *prometheus.CounterVec // node
-	nodeCounters  []prometheus.Counter   // by node id, cached children of processed
-	dropped       *prometheus.CounterVec // reason
-	pollSeconds   prometheus.Histogram
-	commitSeconds prometheus.Histogram
-	storeEntries  *prometheus.GaugeVec // store, partition
-	storeBytes    *prometheus.GaugeVec // store, partition
-	restored      *prometheus.CounterVec
-	restoreLeft   *prometheus.GaugeVec // store, partition
-	lag           *prometheus.GaugeVec // task, topic, partition
-	tasks         prometheus.Gauge
-	rebalances    prometheus.Counter
+	processed      *prometheus.CounterVec // node
+	nodeCounters   []prometheus.Counter   // by node id, cached children of processed
+	dropped        *prometheus.CounterVec // reason
+	pollSeconds    prometheus.Histogram
+	commitSeconds  prometheus.Histogram
+	storeEntries   *prometheus.GaugeVec // store, partition
+	storeBytes     *prometheus.GaugeVec // store, partition
+	restored       *prometheus.CounterVec
+	restoreLeft    *prometheus.GaugeVec // store, partition
+	lag            *prometheus.GaugeVec // task, topic, partition
+	tasks          prometheus.Gauge
+	standbyTasks   prometheus.Gauge
+	standbyRecords *prometheus.CounterVec // store
+	rebalances     prometheus.Counter
 
 	lastStoreStats time.Time
 }
@@ -63,6 +65,10 @@ func newMetrics(reg prometheus.Registerer, topo *Topology, appID string) *metric
 			Help: "Records of an input partition not yet processed: its last stable offset minus the next offset to process."})), []string{"task", "topic", "partition"}),
 		tasks: prometheus.NewGauge(prometheus.GaugeOpts(f(prometheus.Opts{Name: "active_tasks",
 			Help: "Tasks running in this instance."}))),
+		standbyTasks: prometheus.NewGauge(prometheus.GaugeOpts(f(prometheus.Opts{Name: "standby_tasks",
+			Help: "Standby tasks whose changelogs this instance follows."}))),
+		standbyRecords: prometheus.NewCounterVec(prometheus.CounterOpts(f(prometheus.Opts{Name: "standby_records_total",
+			Help: "Changelog records applied to standby replicas of stores."})), []string{"store"}),
 		rebalances: prometheus.NewCounter(prometheus.CounterOpts(f(prometheus.Opts{Name: "rebalances_total",
 			Help: "Assignments this instance received from its group."}))),
 	}
@@ -72,7 +78,7 @@ func newMetrics(reg prometheus.Registerer, topo *Topology, appID string) *metric
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.processed, m.dropped, m.pollSeconds, m.commitSeconds, m.storeEntries,
-			m.storeBytes, m.restored, m.restoreLeft, m.lag, m.tasks, m.rebalances} {
+			m.storeBytes, m.restored, m.restoreLeft, m.lag, m.tasks, m.standbyTasks, m.standbyRecords, m.rebalances} {
 			// A second App with the same id on one registry shares the
 			// collectors already there.
 			if err := reg.Register(c); err != nil {

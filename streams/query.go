@@ -147,6 +147,7 @@ func (r *run) onAssign(a assign.Assignment) {
 	r.q.Lock()
 	defer r.q.Unlock()
 	r.q.hosts = a.Hosts
+	r.q.standby = a.Standby
 	if a.Error != "" && r.q.err == nil {
 		r.q.err = fmt.Errorf("streams: the group could not assign tasks: %s", a.Error)
 	}

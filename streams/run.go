@@ -33,8 +33,11 @@ type run struct {
 	sess  *kgo.GroupTransactSession // exactly once only
 	rcl   *kgo.Client               // restores changelogs
 	glob  *globalRun                // global tables (global.go); nil without
-	ctx   context.Context           // lives until close: produce promises outlive Run's ctx
-	stop  context.CancelFunc
+	// standby follows the changelogs of standby tasks (standby.go); nil
+	// without Config.Standbys.
+	standby *standbyRun
+	ctx     context.Context // lives until close: produce promises outlive Run's ctx
+	stop    context.CancelFunc
 
 	changelogStore map[string]*storeDef // changelog topic -> store
 
@@ -54,8 +57,10 @@ type run struct {
 	// queries) and the leader's error, if any.
 	q struct {
 		sync.Mutex
-		hosts map[string][]assign.Task
-		err   error
+		hosts   map[string][]assign.Task
+		standby []assign.Task         // this instance's standby tasks
+		offsets map[assign.Task]int64 // local state per task, for the next join
+		err     error
 	}
 	lastCommit time.Time
 }
@@ -108,6 +113,7 @@ func (r *run) start(ctx context.Context) error {
 		Standbys:      a.cfg.Standbys,
 		Stateful:      func(sub int) bool { return len(a.topo.subs[sub].stores) > 0 },
 		OnAssign:      r.onAssign,
+		Offsets:       r.localOffsets,
 	})
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(a.cfg.Brokers...),
@@ -136,14 +142,22 @@ func (r *run) start(ctx context.Context) error {
 	} else if r.cl, err = kgo.NewClient(opts...); err != nil {
 		return fmt.Errorf("streams: client: %w", err)
 	}
-	r.rcl, err = kgo.NewClient(append([]kgo.Opt{
-		kgo.SeedBrokers(a.cfg.Brokers...),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.KeepControlRecords(), // markers say where a transactional changelog ends
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-	}, a.cfg.ClientOptions...)...)
-	if err != nil {
+	changelogReader := func() (*kgo.Client, error) {
+		return kgo.NewClient(append([]kgo.Opt{
+			kgo.SeedBrokers(a.cfg.Brokers...),
+			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+			kgo.KeepControlRecords(), // markers say where a transactional changelog ends
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		}, a.cfg.ClientOptions...)...)
+	}
+	if r.rcl, err = changelogReader(); err != nil {
 		return fmt.Errorf("streams: restore client: %w", err)
+	}
+	if a.cfg.Standbys > 0 {
+		r.standby = &standbyRun{tasks: map[TaskID]bool{}, parts: map[string]map[int32]*standbyPart{}}
+		if r.standby.cl, err = changelogReader(); err != nil {
+			return fmt.Errorf("streams: standby client: %w", err)
+		}
 	}
 	r.lastCommit = time.Now()
 	return nil
@@ -334,6 +348,9 @@ func (r *run) step(ctx context.Context, fetches kgo.Fetches) (err error) {
 	if err := r.assignmentErr(); err != nil {
 		return err
 	}
+	if err := r.syncStandbysLocked(); err != nil {
+		return err
+	}
 	if len(r.mu.pending) > 0 {
 		if err := r.restorePendingLocked(ctx); err != nil {
 			return err
@@ -439,6 +456,7 @@ func (r *run) commitLocked(ctx context.Context) error {
 		}
 	}
 	r.lastCommit = start
+	r.snapshotOffsetsLocked()
 	r.app.metrics.commitSeconds.Observe(time.Since(start).Seconds())
 	r.app.metrics.storeStats(r.eng)
 	return nil
@@ -469,6 +487,9 @@ func (r *run) checkpointLocked() {
 // rewound the consumer to the committed offsets).
 func (r *run) resetLocked() error {
 	r.db.Discard()
+	if err := r.rewindStandbysLocked(); err != nil {
+		return err
+	}
 	if err := r.rewindGlobalsLocked(); err != nil {
 		return err
 	}
@@ -522,6 +543,7 @@ func (r *run) close() {
 		r.rcl.Close()
 	}
 	r.closeGlobals()
+	r.closeStandbys()
 	if r.admCl != nil {
 		r.admCl.Close()
 	}
