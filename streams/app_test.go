@@ -21,25 +21,7 @@ import (
 func runWordCount(t *testing.T, seeds []string, g streams.Guarantee) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	if _, err := adm.CreateTopics(ctx, 4, 1, nil, "lines", "word-counts"); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]int64{}
-	for i := range 2000 {
-		line := fmt.Sprintf("w%d w%d common", i%37, i%11)
-		for _, w := range strings.Fields(line) {
-			want[w]++
-		}
-		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "lines", Key: fmt.Appendf(nil, "k%d", i), Value: []byte(line)}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, want := writeLines(t, ctx, seeds, 4, 2000, func(i int) string { return fmt.Sprintf("w%d w%d common", i%37, i%11) })
 
 	app, err := streams.NewApp(wordCount(t), streams.Config{
 		ApplicationID:  "wordcount",
@@ -89,6 +71,34 @@ func runWordCount(t *testing.T, seeds []string, g streams.Guarantee) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
 	}
+}
+
+// writeLines creates "lines" and "word-counts" with partitions each and
+// writes n lines, line(i) keyed "k<i>"; it returns the client (closed
+// with the test) and each word's count in them.
+func writeLines(t *testing.T, ctx context.Context, seeds []string, partitions int32, n int, line func(i int) string) (*kgo.Client, map[string]int64) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	if _, err := kadm.NewClient(cl).CreateTopics(ctx, partitions, 1, nil, "lines", "word-counts"); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{}
+	recs := make([]*kgo.Record, 0, n)
+	for i := range n {
+		l := line(i)
+		for _, w := range strings.Fields(l) {
+			want[w]++
+		}
+		recs = append(recs, &kgo.Record{Topic: "lines", Key: fmt.Appendf(nil, "k%d", i), Value: []byte(l)})
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	return cl, want
 }
 
 func equalCounts(got, want map[string]int64) bool {

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/runnel-io/runnel/broker/brokertest"
 	"github.com/runnel-io/runnel/streams"
@@ -127,26 +125,7 @@ func TestAppQueriesAndStateRebuild(t *testing.T) {
 	seeds := []string{b.Addr()}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := kadm.NewClient(cl).CreateTopics(ctx, 4, 1, nil, "lines", "word-counts"); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]int64{}
-	var recs []*kgo.Record
-	for i := range 3000 {
-		line := fmt.Sprintf("w%d v%d common", i%97, i%13)
-		for _, w := range strings.Fields(line) {
-			want[w]++
-		}
-		recs = append(recs, &kgo.Record{Topic: "lines", Key: fmt.Appendf(nil, "k%d", i), Value: []byte(line)})
-	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	_, want := writeLines(t, ctx, seeds, 4, 3000, func(i int) string { return fmt.Sprintf("w%d v%d common", i%97, i%13) })
 
 	dir := t.TempDir()
 	a := startInstance(t, seeds, filepath.Join(dir, "a"))

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/runnel-io/runnel/broker/brokertest"
 	"github.com/runnel-io/runnel/streams"
@@ -49,27 +47,8 @@ func TestAppStandbyReplicasTakeOverWithoutRestoring(t *testing.T) {
 	seeds := []string{b.Addr()}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	cl, want := writeLines(t, ctx, seeds, 4, 4000, func(i int) string { return fmt.Sprintf("w%d x%d", i%500, i%7) })
 	adm := kadm.NewClient(cl)
-	if _, err := adm.CreateTopics(ctx, 4, 1, nil, "lines", "word-counts"); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]int64{}
-	var recs []*kgo.Record
-	for i := range 4000 {
-		line := fmt.Sprintf("w%d x%d", i%500, i%7)
-		for _, w := range strings.Fields(line) {
-			want[w]++
-		}
-		recs = append(recs, &kgo.Record{Topic: "lines", Key: fmt.Appendf(nil, "k%d", i), Value: []byte(line)})
-	}
-	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
 
 	type inst struct {
 		app  *streams.App
@@ -79,6 +58,7 @@ func TestAppStandbyReplicasTakeOverWithoutRestoring(t *testing.T) {
 	}
 	start := func(name string) *inst {
 		in := &inst{reg: prometheus.NewRegistry(), done: make(chan error, 1)}
+		var err error
 		in.app, err = streams.NewApp(wordCount(t), streams.Config{ApplicationID: "standby", Brokers: seeds,
 			StateDir: t.TempDir(), Standbys: 1, CommitInterval: 50 * time.Millisecond, Metrics: in.reg})
 		if err != nil {
