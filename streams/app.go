@@ -59,6 +59,9 @@ type Config struct {
 	// CommitInterval: how often progress is committed; default 30 s at
 	// least once, 100 ms exactly once (Kafka Streams' defaults).
 	CommitInterval time.Duration
+	// MaxPollRecords bounds the records processed between two checks of
+	// the commit interval; default 1000 (Kafka Streams' max.poll.records).
+	MaxPollRecords int
 	// MaxUncommittedBytes commits early when uncommitted store changes
 	// reach it, bounding the memory they use; default 64 MiB.
 	MaxUncommittedBytes int
@@ -120,6 +123,9 @@ func NewApp(topo *Topology, cfg Config) (*App, error) {
 		if cfg.Guarantee == ExactlyOnce {
 			cfg.CommitInterval = 100 * time.Millisecond
 		}
+	}
+	if cfg.MaxPollRecords <= 0 {
+		cfg.MaxPollRecords = 1000
 	}
 	if cfg.MaxUncommittedBytes == 0 {
 		cfg.MaxUncommittedBytes = 64 << 20

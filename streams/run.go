@@ -297,10 +297,13 @@ func (r *run) loop(ctx context.Context) error {
 	for {
 		pollCtx, cancel := context.WithTimeout(ctx, tick)
 		var fetches kgo.Fetches
+		// At most MaxPollRecords a step: the commit interval is checked
+		// between steps, and an exactly-once transaction must end well
+		// within its timeout however much the fetch brought.
 		if r.sess != nil {
-			fetches = r.sess.PollFetches(pollCtx)
+			fetches = r.sess.PollRecords(pollCtx, r.app.cfg.MaxPollRecords)
 		} else {
-			fetches = r.cl.PollFetches(pollCtx)
+			fetches = r.cl.PollRecords(pollCtx, r.app.cfg.MaxPollRecords)
 		}
 		cancel()
 		if ctx.Err() != nil || fetches.IsClientClosed() {
