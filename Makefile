@@ -32,10 +32,11 @@ CLUSTER_HTTP ?= 9644
 # integration tests start brokers and drive external clients. Those of
 # INTEGRATION_ALONE run after the others, on their own: integration/txn
 # copies a million records under SIGKILLs and keeps both cores of a CI
-# machine busy for two to three minutes; beside it, the three-node cluster
-# of integration/kgo failed (brokers fenced, "INVALID_REPLICATION_FACTOR").
+# machine busy for two to three minutes, integration/streams counts a million
+# records three times with instances SIGKILLed; beside them, the three-node
+# cluster of integration/kgo failed (brokers fenced, "INVALID_REPLICATION_FACTOR").
 INTEGRATION_PKGS = ./integration/...
-INTEGRATION_ALONE = ./integration/txn
+INTEGRATION_ALONE = ./integration/txn ./integration/streams
 
 .DEFAULT_GOAL := help
 
@@ -92,7 +93,7 @@ test-integration: ## compatibility, fault and exactly-once tests with external c
 	pkgs=$$($(GO) list $(INTEGRATION_PKGS) | grep -vxF "$$alone"); \
 	failed=0; \
 	$(GO) test -race -shuffle=on -timeout $(INTEGRATION_TIMEOUT) $$pkgs || failed=1; \
-	$(GO) test -race -shuffle=on -timeout $(INTEGRATION_TIMEOUT) $$alone || failed=1; \
+	$(GO) test -p 1 -race -shuffle=on -timeout $(INTEGRATION_TIMEOUT) $$alone || failed=1; \
 	exit $$failed
 
 .PHONY: fuzz-short
