@@ -1,0 +1,134 @@
+package streams
+
+import (
+	"fmt"
+	"iter"
+	"math"
+	"time"
+
+	"github.com/runnel-io/runnel/streams/serde"
+	"github.com/runnel-io/runnel/streams/state"
+)
+
+// SessionStore is a task's typed view of a session store: one value per
+// key and session (its start and end, ms). Sessions that ended more than the
+// store's retention before the task's stream time are expired. Its
+// changelog keys are Kafka's: key + 8-byte end + 8-byte start.
+type SessionStore[K, V any] struct {
+	s    *state.Session
+	ks   serde.Serde[K]
+	vs   serde.Serde[V]
+	kbuf []byte
+	vbuf []byte
+}
+
+func (s *SessionStore[K, V]) key(k K) ([]byte, error) {
+	b, err := s.ks.Encode(s.kbuf[:0], k)
+	if err != nil {
+		return nil, fmt.Errorf("streams: session store key: %w", err)
+	}
+	s.kbuf = b
+	return b, nil
+}
+
+// Put stores v for the session w.Key from w.Start to w.End.
+func (s *SessionStore[K, V]) Put(w Windowed[K], v V) error {
+	kb, err := s.key(w.Key)
+	if err != nil {
+		return err
+	}
+	vb, err := s.vs.Encode(s.vbuf[:0], v)
+	if err != nil {
+		return fmt.Errorf("streams: session store value: %w", err)
+	}
+	s.vbuf = vb
+	if vb == nil {
+		vb = []byte{}
+	}
+	return s.s.Put(kb, w.Start, w.End, vb)
+}
+
+// Remove removes the session w.
+func (s *SessionStore[K, V]) Remove(w Windowed[K]) error {
+	kb, err := s.key(w.Key)
+	if err != nil {
+		return err
+	}
+	return s.s.Remove(kb, w.Start, w.End)
+}
+
+// Get returns the value of the session w (Kafka's fetchSession).
+func (s *SessionStore[K, V]) Get(w Windowed[K]) (v V, ok bool, err error) {
+	for kv, err := range s.FindSessions(w.Key, w.End, w.Start) {
+		if err != nil {
+			return v, false, err
+		}
+		if kv.Key.Start == w.Start && kv.Key.End == w.End {
+			return kv.Value, true, nil
+		}
+	}
+	return v, false, nil
+}
+
+// FindSessions iterates over k's sessions that end at or after earliestEnd
+// and start at or before latestStart: the sessions a record at time ts
+// would join, with earliestEnd = ts - gap and latestStart = ts + gap.
+// Sessions come in end order, then start order. An error ends the
+// iteration as its last pair.
+func (s *SessionStore[K, V]) FindSessions(k K, earliestEnd, latestStart int64) iter.Seq2[KeyValue[Windowed[K], V], error] {
+	return func(yield func(KeyValue[Windowed[K], V], error) bool) {
+		kb, err := s.ks.Encode(nil, k) // not kbuf: the caller may use the store while iterating
+		if err != nil {
+			yield(KeyValue[Windowed[K], V]{}, fmt.Errorf("streams: session store key: %w", err))
+			return
+		}
+		it := s.s.FindSessions(kb, earliestEnd, latestStart)
+		defer it.Close()
+		for it.Next() {
+			v, err := s.vs.Decode(it.Value())
+			if err != nil {
+				yield(KeyValue[Windowed[K], V]{}, fmt.Errorf("streams: session store value: %w", err))
+				return
+			}
+			if !yield(KeyValue[Windowed[K], V]{Windowed[K]{k, it.Start(), it.End()}, v}, nil) {
+				return
+			}
+		}
+		if err := it.Err(); err != nil {
+			yield(KeyValue[Windowed[K], V]{}, err)
+		}
+	}
+}
+
+// Fetch iterates over every live session of k.
+func (s *SessionStore[K, V]) Fetch(k K) iter.Seq2[KeyValue[Windowed[K], V], error] {
+	return s.FindSessions(k, math.MinInt64, math.MaxInt64)
+}
+
+// NewSessionStore defines a session store named name for the processor API
+// (add it with Builder.AddStore), keeping sessions for retention after they
+// end, in stream time. Keys and values use the KeySerde and ValueSerde
+// options or the default serdes; the changelog is as NewWindowStore's.
+func NewSessionStore[K, V any](b *Builder, name string, retention time.Duration, opts ...Option) StoreBuilder {
+	o := collect(opts)
+	if retention.Milliseconds() < 1 {
+		b.fail(fmt.Errorf("%w: session store %q: retention %v, want at least 1ms", ErrTopology, name, retention))
+	}
+	ks := serdeOf[K](b, o.keySerde, "key")
+	vs := serdeOf[V](b, o.valueSerde, "value")
+	return StoreBuilder{def: sessionStoreDef(name, !o.noLogging, retention, ks, vs)}
+}
+
+func sessionStoreDef[K, V any](name string, logged bool, retention time.Duration, ks serde.Serde[K], vs serde.Serde[V]) *storeDef {
+	return &storeDef{name: name, kind: sessionStore, logged: logged, retention: retention, open: func(t *task) (any, error) {
+		s := t.env.db.Session(name, t.id.Partition, retention)
+		t.onStreamTime(s.Expire)
+		return &SessionStore[K, V]{s: s, ks: ks, vs: vs}, nil
+	}}
+}
+
+// GetSessionStore returns the session store name of a processor's task;
+// the processor must be connected to it and K and V must be the store's.
+func GetSessionStore[K, V any](ctx StoreContext, name string) (*SessionStore[K, V], error) {
+	return storeAs[*SessionStore[K, V]](ctx, name)
+}
