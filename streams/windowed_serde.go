@@ -47,7 +47,7 @@ func (s timeWindowedSerde[K]) Decode(b []byte) (Windowed[K], error) {
 	if n < 8 {
 		return w, fmt.Errorf("%w windowed key: %d bytes, want at least 8", serde.ErrDecode, n)
 	}
-	k, err := s.inner.Decode(b[:n-8:n-8])
+	k, err := s.inner.Decode(b[: n-8 : n-8])
 	if err != nil {
 		return w, err
 	}
