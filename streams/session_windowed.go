@@ -31,10 +31,17 @@ func SessionWindowedBy[K, V any](g GroupedStream[K, V], s SessionWindowSpec) Ses
 // and the record is folded in with add. Each merged-away session is removed
 // and its removal sent downstream as a tombstone (with its old value), then
 // the new session is sent, as Kafka Streams does; records carry the
-// session's end as timestamp. A record whose merged session would already
-// be closed (end + gap + grace <= stream time) is dropped and counted as
-// an "expired-window" drop. Tombstones are skipped. Options as
-// WindowedStream.Aggregate; the default retention is gap + grace.
+// session's end as timestamp.
+//
+// A session closes once stream time reaches its end + gap + grace; a
+// closed session is final. A record joins only open sessions (Kafka Streams
+// also merges closed ones its store has not yet deleted, which makes the
+// result depend on segment cleanup and can count a record in two final
+// results), and a record whose session would be closed at once is dropped
+// and counted as an "expired-window" drop. A record bridging two sessions
+// is necessarily out of order, so it merges them only within the grace
+// period. Tombstones are skipped. Options as WindowedStream.Aggregate; the
+// default retention is gap + grace.
 func (s SessionWindowedStream[K, V]) Aggregate[A any](init func() A, add func(K, V, A) A, merge func(K, A, A) A, opts ...Option) Table[Windowed[K], A] {
 	return sessionAggregate(s, opts,
 		func(k K, v V, agg A, ok bool) A {
@@ -122,15 +129,19 @@ func sessionAggregate[K, V, A any](s SessionWindowedStream[K, V], opts []Option,
 			var agg A
 			found := false
 			win := Windowed[K]{Key: r.Key, Start: ts, End: ts}
+			now := max(t.streamTime, ts)
 			for kv, err := range st.FindSessions(r.Key, ts-gap, ts+gap) {
 				if err != nil {
 					return err
+				}
+				if kv.Key.End+gap+grace <= now {
+					continue // closed: final, whether or not the store still has it
 				}
 				merged = append(merged, kv)
 				agg, found = merge(r.Key, agg, found, kv.Value), true
 				win.Start, win.End = min(win.Start, kv.Key.Start), max(win.End, kv.Key.End)
 			}
-			if win.End+gap+grace <= max(t.streamTime, ts) {
+			if win.End+gap+grace <= now {
 				t.env.dropped("expired-window")
 				return nil
 			}
