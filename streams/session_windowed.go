@@ -105,9 +105,13 @@ func sessionAggregate[K, V, A any](s SessionWindowedStream[K, V], opts []Option,
 	as := serdeOf[A](b, o.valueSerde, "aggregate")
 	gap, grace := s.spec.gap.Milliseconds(), s.spec.grace.Milliseconds()
 	retention := windowRetention(b, o.retention, s.spec.gap+s.spec.grace, "session store "+store)
-	n := b.addNode(kindProcessor, "KSTREAM-AGGREGATE", o.name, in.n)
+	// The store first, so that the node's generated name numbers after the
+	// store's, as in Kafka Streams (KSTREAM-AGGREGATE-STATE-STORE-0000000001,
+	// KSTREAM-AGGREGATE-0000000002).
 	def := sessionStoreDef(store, !o.noLogging, retention, ks, as)
-	b.addStore(def, n)
+	b.addStore(def)
+	n := b.addNode(kindProcessor, "KSTREAM-AGGREGATE", o.name, in.n)
+	n.stores = append(n.stores, def)
 	n.build = func(t *task) (any, error) {
 		out, err := children[Windowed[K], change[A]](t, n)
 		if err != nil {

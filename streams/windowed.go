@@ -82,9 +82,13 @@ func windowAggregate[K, V, A any](w WindowedStream[K, V], opts []Option, fold fu
 	as := serdeOf[A](b, o.valueSerde, "aggregate")
 	wt := w.spec.ms()
 	retention := windowRetention(b, o.retention, w.spec.size+w.spec.grace, "window store "+store)
-	n := b.addNode(kindProcessor, "KSTREAM-AGGREGATE", o.name, s.n)
+	// The store first, so that the node's generated name numbers after the
+	// store's, as in Kafka Streams (KSTREAM-AGGREGATE-STATE-STORE-0000000001,
+	// KSTREAM-AGGREGATE-0000000002).
 	def := windowStoreDef(store, !o.noLogging, w.spec.size, retention, ks, as)
-	b.addStore(def, n)
+	b.addStore(def)
+	n := b.addNode(kindProcessor, "KSTREAM-AGGREGATE", o.name, s.n)
+	n.stores = append(n.stores, def)
 	n.build = func(t *task) (any, error) {
 		out, err := children[Windowed[K], change[A]](t, n)
 		if err != nil {
