@@ -133,7 +133,7 @@ func sessionAggregate[K, V, A any](s SessionWindowedStream[K, V], opts []Option,
 			var agg A
 			found := false
 			win := Windowed[K]{Key: r.Key, Start: ts, End: ts}
-			now := max(t.streamTime, ts)
+			now := max(t.streamTime, ts, st.s.StreamTime()) // as windowAggregate
 			for kv, err := range st.FindSessions(r.Key, ts-gap, ts+gap) {
 				if err != nil {
 					return err

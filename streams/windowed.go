@@ -103,7 +103,9 @@ func windowAggregate[K, V, A any](w WindowedStream[K, V], opts []Option, fold fu
 				t.env.dropped("negative-timestamp")
 				return nil
 			}
-			closeTime := max(t.streamTime, r.Timestamp) - wt.grace
+			// The store's stream time counts too: after a restart it still
+			// knows how far the task had got (see state.Window.StreamTime).
+			closeTime := max(t.streamTime, r.Timestamp, st.s.StreamTime()) - wt.grace
 			for start := wt.firstStart(r.Timestamp); start <= r.Timestamp; start += wt.advance {
 				end := start + wt.size
 				if end <= closeTime {
