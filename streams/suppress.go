@@ -33,7 +33,8 @@ func UntilWindowCloses() Suppressed { return Suppressed{untilWindowCloses: true}
 // "<name>-store" with Named; Materialized sets it) logged to a compacted
 // changelog, ordered by window end. It also holds the stream time the
 // suppression has reached, so that a restarted task, whose stream time
-// starts over, neither loses a buffered window nor emits a second final for
+// starts over (Kafka keeps it in the committed offsets' metadata; Runnel
+// does not), neither loses a buffered window nor emits a second final for
 // one it already emitted: an update for a window that closed before is
 // dropped ("expired-window"). Emitting a final and deleting it from the
 // buffer are committed together; with exactly-once each final is emitted

@@ -2,6 +2,8 @@ package streams_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,6 +39,7 @@ func runUntil(ctx context.Context, t *testing.T, seeds []string, dir string, g s
 	t.Helper()
 	app, err := streams.NewApp(windowedApp(t), streams.Config{
 		ApplicationID: "windowed", Brokers: seeds, StateDir: dir, Guarantee: g, CommitInterval: 100 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
