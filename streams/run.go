@@ -282,6 +282,9 @@ func (r *run) loop(ctx context.Context) error {
 		})
 		_ = fetchErr // kgo retries fetch errors itself; they are logged here
 		if err := r.step(ctx, fetches); err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				return r.shutdown() // stopped during a periodic commit: commit on the way out
+			}
 			return err
 		}
 		if r.sess != nil {
