@@ -63,7 +63,10 @@ func (s *SessionStore[K, V]) Get(w Windowed[K]) (v V, ok bool, err error) {
 		if err != nil {
 			return v, false, err
 		}
-		if kv.Key.Start == w.Start && kv.Key.End == w.End {
+		if kv.Key.End > w.End {
+			break // in end order: past it
+		}
+		if kv.Key.Start == w.Start {
 			return kv.Value, true, nil
 		}
 	}
@@ -82,21 +85,8 @@ func (s *SessionStore[K, V]) FindSessions(k K, earliestEnd, latestStart int64) i
 			yield(KeyValue[Windowed[K], V]{}, fmt.Errorf("streams: session store key: %w", err))
 			return
 		}
-		it := s.s.FindSessions(kb, earliestEnd, latestStart)
-		defer it.Close()
-		for it.Next() {
-			v, err := s.vs.Decode(it.Value())
-			if err != nil {
-				yield(KeyValue[Windowed[K], V]{}, fmt.Errorf("streams: session store value: %w", err))
-				return
-			}
-			if !yield(KeyValue[Windowed[K], V]{Windowed[K]{k, it.Start(), it.End()}, v}, nil) {
-				return
-			}
-		}
-		if err := it.Err(); err != nil {
-			yield(KeyValue[Windowed[K], V]{}, err)
-		}
+		yieldWindows(s.s.FindSessions(kb, earliestEnd, latestStart), "session",
+			func([]byte) (K, error) { return k, nil }, s.vs, (*state.Iterator).End, yield)
 	}
 }
 

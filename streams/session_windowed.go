@@ -91,27 +91,9 @@ func (s SessionWindowedStream[K, V]) Reduce(f func(agg, v V) V, opts ...Option) 
 // fold then adds the record.
 func sessionAggregate[K, V, A any](s SessionWindowedStream[K, V], opts []Option,
 	fold func(k K, v V, agg A, ok bool) A, merge func(k K, agg A, ok bool, session A) A) Table[Windowed[K], A] {
-	b := s.g.s.b
-	o := collect(opts)
-	store := o.store
-	if store == "" {
-		store = b.newName("KSTREAM-AGGREGATE-STATE-STORE")
-	}
-	in := s.g.input(store)
-	ks := in.ks
-	if ks == nil {
-		ks = DefaultSerde[K]()
-	}
-	as := serdeOf[A](b, o.valueSerde, "aggregate")
 	gap, grace := s.spec.gap.Milliseconds(), s.spec.grace.Milliseconds()
-	retention := windowRetention(b, o.retention, s.spec.gap+s.spec.grace, "session store "+store)
-	// The store first, so that the node's generated name numbers after the
-	// store's, as in Kafka Streams (KSTREAM-AGGREGATE-STATE-STORE-0000000001,
-	// KSTREAM-AGGREGATE-0000000002).
-	def := sessionStoreDef(store, !o.noLogging, retention, ks, as)
-	b.addStore(def)
-	n := b.addNode(kindProcessor, "KSTREAM-AGGREGATE", o.name, in.n)
-	n.stores = append(n.stores, def)
+	agg := addWindowedAggregation(s.g, opts, s.spec.gap+s.spec.grace, sessionStoreDef[K, A])
+	b, n, store := agg.b, agg.n, agg.def.name
 	n.build = func(t *task) (any, error) {
 		out, err := children[Windowed[K], change[A]](t, n)
 		if err != nil {
@@ -169,8 +151,8 @@ func sessionAggregate[K, V, A any](s SessionWindowedStream[K, V], opts []Option,
 		}), nil
 	}
 	return Table[Windowed[K], A]{
-		b: b, n: n, ks: SessionWindowedSerde(ks), vs: as, store: store,
-		lookupStores: []*storeDef{def},
+		b: b, n: n, ks: SessionWindowedSerde(agg.ks), vs: agg.as, store: store,
+		lookupStores: []*storeDef{agg.def},
 		lookup: func(t *task) (func(Windowed[K]) (A, bool, error), error) {
 			st, ok := t.stores[store].(*SessionStore[K, A])
 			if !ok {

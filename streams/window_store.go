@@ -105,23 +105,32 @@ func (s *WindowStore[K, V]) All() iter.Seq2[KeyValue[Windowed[K], V], error] {
 }
 
 func (s *WindowStore[K, V]) iterate(it *state.Iterator, key func([]byte) (K, error), yield func(KeyValue[Windowed[K], V], error) bool) {
+	yieldWindows(it, "window", key, s.vs, func(it *state.Iterator) int64 {
+		if it.Start() > math.MaxInt64-s.size {
+			return math.MaxInt64
+		}
+		return it.Start() + s.size
+	}, yield)
+}
+
+// yieldWindows hands the entries of a window or session store iterator to
+// yield as windowed pairs, then closes it: key decodes the record key, end
+// gives the window's end. An error ends the iteration as its last pair.
+func yieldWindows[K, V any](it *state.Iterator, what string, key func([]byte) (K, error), vs serde.Serde[V],
+	end func(*state.Iterator) int64, yield func(KeyValue[Windowed[K], V], error) bool) {
 	defer it.Close()
 	for it.Next() {
 		k, err := key(it.Key())
 		if err != nil {
-			yield(KeyValue[Windowed[K], V]{}, fmt.Errorf("streams: window store key: %w", err))
+			yield(KeyValue[Windowed[K], V]{}, fmt.Errorf("streams: %s store key: %w", what, err))
 			return
 		}
-		v, err := s.vs.Decode(it.Value())
+		v, err := vs.Decode(it.Value())
 		if err != nil {
-			yield(KeyValue[Windowed[K], V]{}, fmt.Errorf("streams: window store value: %w", err))
+			yield(KeyValue[Windowed[K], V]{}, fmt.Errorf("streams: %s store value: %w", what, err))
 			return
 		}
-		end := int64(math.MaxInt64)
-		if it.Start() <= math.MaxInt64-s.size {
-			end = it.Start() + s.size
-		}
-		if !yield(KeyValue[Windowed[K], V]{Windowed[K]{k, it.Start(), end}, v}, nil) {
+		if !yield(KeyValue[Windowed[K], V]{Windowed[K]{k, it.Start(), end(it)}, v}, nil) {
 			return
 		}
 	}

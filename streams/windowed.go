@@ -2,6 +2,7 @@ package streams
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/runnel-io/runnel/streams/serde"
 )
@@ -68,27 +69,13 @@ func (w WindowedStream[K, V]) Reduce(f func(agg, v V) V, opts ...Option) Table[W
 // KStreamWindowAggregate: fold gets a window's current aggregate and
 // whether there is one.
 func windowAggregate[K, V, A any](w WindowedStream[K, V], opts []Option, fold func(k K, v V, agg A, ok bool) A) Table[Windowed[K], A] {
-	b := w.g.s.b
-	o := collect(opts)
-	store := o.store
-	if store == "" {
-		store = b.newName("KSTREAM-AGGREGATE-STATE-STORE")
-	}
-	s := w.g.input(store)
-	ks := s.ks
-	if ks == nil {
-		ks = DefaultSerde[K]()
-	}
-	as := serdeOf[A](b, o.valueSerde, "aggregate")
 	wt := w.spec.ms()
-	retention := windowRetention(b, o.retention, w.spec.size+w.spec.grace, "window store "+store)
-	// The store first, so that the node's generated name numbers after the
-	// store's, as in Kafka Streams (KSTREAM-AGGREGATE-STATE-STORE-0000000001,
-	// KSTREAM-AGGREGATE-0000000002).
-	def := windowStoreDef(store, !o.noLogging, w.spec.size, retention, ks, as)
-	b.addStore(def)
-	n := b.addNode(kindProcessor, "KSTREAM-AGGREGATE", o.name, s.n)
-	n.stores = append(n.stores, def)
+	size := w.spec.size
+	agg := addWindowedAggregation(w.g, opts, w.spec.size+w.spec.grace,
+		func(name string, logged bool, retention time.Duration, ks serde.Serde[K], as serde.Serde[A]) *storeDef {
+			return windowStoreDef(name, logged, size, retention, ks, as)
+		})
+	b, n, store := agg.b, agg.n, agg.def.name
 	n.build = func(t *task) (any, error) {
 		out, err := children[Windowed[K], change[A]](t, n)
 		if err != nil {
@@ -131,8 +118,8 @@ func windowAggregate[K, V, A any](w WindowedStream[K, V], opts []Option, fold fu
 		}), nil
 	}
 	return Table[Windowed[K], A]{
-		b: b, n: n, ks: WindowedSerdeOfSize(ks, w.spec.size), vs: as, store: store,
-		lookupStores: []*storeDef{def},
+		b: b, n: n, ks: WindowedSerdeOfSize(agg.ks, size), vs: agg.as, store: store,
+		lookupStores: []*storeDef{agg.def},
 		lookup: func(t *task) (func(Windowed[K]) (A, bool, error), error) {
 			st, ok := t.stores[store].(*WindowStore[K, A])
 			if !ok {
@@ -145,3 +132,40 @@ func windowAggregate[K, V, A any](w WindowedStream[K, V], opts []Option, fold fu
 }
 
 func windowEnd[K any](w Windowed[K]) int64 { return w.End }
+
+// windowedAggregation is what time and session window aggregations share:
+// their store, their node and the serdes of their key and aggregate.
+type windowedAggregation[K, A any] struct {
+	b   *Builder
+	n   *node
+	def *storeDef
+	ks  serde.Serde[K]
+	as  serde.Serde[A]
+}
+
+// addWindowedAggregation adds the store that newStore defines (named by
+// Materialized, else generated; its retention at least least) and the
+// KSTREAM-AGGREGATE node that uses it, below g's input.
+func addWindowedAggregation[K, V, A any](g GroupedStream[K, V], opts []Option, least time.Duration,
+	newStore func(name string, logged bool, retention time.Duration, ks serde.Serde[K], as serde.Serde[A]) *storeDef) windowedAggregation[K, A] {
+	b := g.s.b
+	o := collect(opts)
+	store := o.store
+	if store == "" {
+		store = b.newName("KSTREAM-AGGREGATE-STATE-STORE")
+	}
+	s := g.input(store)
+	ks := s.ks
+	if ks == nil {
+		ks = DefaultSerde[K]()
+	}
+	as := serdeOf[A](b, o.valueSerde, "aggregate")
+	// The store first, so that the node's generated name numbers after the
+	// store's, as in Kafka Streams (KSTREAM-AGGREGATE-STATE-STORE-0000000001,
+	// KSTREAM-AGGREGATE-0000000002).
+	def := newStore(store, !o.noLogging, windowRetention(b, o.retention, least, "store "+store), ks, as)
+	b.addStore(def)
+	n := b.addNode(kindProcessor, "KSTREAM-AGGREGATE", o.name, s.n)
+	n.stores = append(n.stores, def)
+	return windowedAggregation[K, A]{b: b, n: n, def: def, ks: ks, as: as}
+}
