@@ -92,8 +92,10 @@ func (s SessionWindowedStream[K, V]) Reduce(f func(agg, v V) V, opts ...Option) 
 func sessionAggregate[K, V, A any](s SessionWindowedStream[K, V], opts []Option,
 	fold func(k K, v V, agg A, ok bool) A, merge func(k K, agg A, ok bool, session A) A) Table[Windowed[K], A] {
 	gap, grace := s.spec.gap.Milliseconds(), s.spec.grace.Milliseconds()
-	agg := addWindowedAggregation(s.g, opts, s.spec.gap+s.spec.grace, sessionStoreDef[K, A])
-	b, n, store := agg.b, agg.n, agg.def.name
+	ag := addAggregation(s.g, opts, func(o options, name string, ks serde.Serde[K], as serde.Serde[A]) *storeDef {
+		return sessionStoreDef(name, !o.noLogging, windowRetention(s.g.s.b, o.retention, s.spec.gap+s.spec.grace, "session store "+name), ks, as)
+	})
+	b, n, store := ag.b, ag.n, ag.def.name
 	n.build = func(t *task) (any, error) {
 		out, err := children[Windowed[K], change[A]](t, n)
 		if err != nil {
@@ -151,8 +153,8 @@ func sessionAggregate[K, V, A any](s SessionWindowedStream[K, V], opts []Option,
 		}), nil
 	}
 	return Table[Windowed[K], A]{
-		b: b, n: n, ks: SessionWindowedSerde(agg.ks), vs: agg.as, store: store,
-		lookupStores: []*storeDef{agg.def},
+		b: b, n: n, ks: SessionWindowedSerde(ag.ks), vs: ag.as, store: store,
+		lookupStores: []*storeDef{ag.def},
 		lookup: func(t *task) (func(Windowed[K]) (A, bool, error), error) {
 			st, ok := t.stores[store].(*SessionStore[K, A])
 			if !ok {

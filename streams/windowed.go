@@ -2,7 +2,6 @@ package streams
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/runnel-io/runnel/streams/serde"
 )
@@ -71,11 +70,10 @@ func (w WindowedStream[K, V]) Reduce(f func(agg, v V) V, opts ...Option) Table[W
 func windowAggregate[K, V, A any](w WindowedStream[K, V], opts []Option, fold func(k K, v V, agg A, ok bool) A) Table[Windowed[K], A] {
 	wt := w.spec.ms()
 	size := w.spec.size
-	agg := addWindowedAggregation(w.g, opts, w.spec.size+w.spec.grace,
-		func(name string, logged bool, retention time.Duration, ks serde.Serde[K], as serde.Serde[A]) *storeDef {
-			return windowStoreDef(name, logged, size, retention, ks, as)
-		})
-	b, n, store := agg.b, agg.n, agg.def.name
+	ag := addAggregation(w.g, opts, func(o options, name string, ks serde.Serde[K], as serde.Serde[A]) *storeDef {
+		return windowStoreDef(name, !o.noLogging, size, windowRetention(w.g.s.b, o.retention, size+w.spec.grace, "window store "+name), ks, as)
+	})
+	b, n, store := ag.b, ag.n, ag.def.name
 	n.build = func(t *task) (any, error) {
 		out, err := children[Windowed[K], change[A]](t, n)
 		if err != nil {
@@ -118,8 +116,8 @@ func windowAggregate[K, V, A any](w WindowedStream[K, V], opts []Option, fold fu
 		}), nil
 	}
 	return Table[Windowed[K], A]{
-		b: b, n: n, ks: WindowedSerdeOfSize(agg.ks, size), vs: agg.as, store: store,
-		lookupStores: []*storeDef{agg.def},
+		b: b, n: n, ks: WindowedSerdeOfSize(ag.ks, size), vs: ag.as, store: store,
+		lookupStores: []*storeDef{ag.def},
 		lookup: func(t *task) (func(Windowed[K]) (A, bool, error), error) {
 			st, ok := t.stores[store].(*WindowStore[K, A])
 			if !ok {
@@ -132,40 +130,3 @@ func windowAggregate[K, V, A any](w WindowedStream[K, V], opts []Option, fold fu
 }
 
 func windowEnd[K any](w Windowed[K]) int64 { return w.End }
-
-// windowedAggregation is what time and session window aggregations share:
-// their store, their node and the serdes of their key and aggregate.
-type windowedAggregation[K, A any] struct {
-	b   *Builder
-	n   *node
-	def *storeDef
-	ks  serde.Serde[K]
-	as  serde.Serde[A]
-}
-
-// addWindowedAggregation adds the store that newStore defines (named by
-// Materialized, else generated; its retention at least least) and the
-// KSTREAM-AGGREGATE node that uses it, below g's input.
-func addWindowedAggregation[K, V, A any](g GroupedStream[K, V], opts []Option, least time.Duration,
-	newStore func(name string, logged bool, retention time.Duration, ks serde.Serde[K], as serde.Serde[A]) *storeDef) windowedAggregation[K, A] {
-	b := g.s.b
-	o := collect(opts)
-	store := o.store
-	if store == "" {
-		store = b.newName("KSTREAM-AGGREGATE-STATE-STORE")
-	}
-	s := g.input(store)
-	ks := s.ks
-	if ks == nil {
-		ks = DefaultSerde[K]()
-	}
-	as := serdeOf[A](b, o.valueSerde, "aggregate")
-	// The store first, so that the node's generated name numbers after the
-	// store's, as in Kafka Streams (KSTREAM-AGGREGATE-STATE-STORE-0000000001,
-	// KSTREAM-AGGREGATE-0000000002).
-	def := newStore(store, !o.noLogging, windowRetention(b, o.retention, least, "store "+store), ks, as)
-	b.addStore(def)
-	n := b.addNode(kindProcessor, "KSTREAM-AGGREGATE", o.name, s.n)
-	n.stores = append(n.stores, def)
-	return windowedAggregation[K, A]{b: b, n: n, def: def, ks: ks, as: as}
-}
