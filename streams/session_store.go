@@ -15,42 +15,22 @@ import (
 // store's retention before the task's stream time are expired. Its
 // changelog keys are Kafka's: key + 8-byte end + 8-byte start.
 type SessionStore[K, V any] struct {
-	s    *state.Session
-	ks   serde.Serde[K]
-	vs   serde.Serde[V]
-	kbuf []byte
-	vbuf []byte
-}
-
-func (s *SessionStore[K, V]) key(k K) ([]byte, error) {
-	b, err := s.ks.Encode(s.kbuf[:0], k)
-	if err != nil {
-		return nil, fmt.Errorf("streams: session store key: %w", err)
-	}
-	s.kbuf = b
-	return b, nil
+	s *state.Session
+	c windowCodec[K, V]
 }
 
 // Put stores v for the session w.Key from w.Start to w.End.
 func (s *SessionStore[K, V]) Put(w Windowed[K], v V) error {
-	kb, err := s.key(w.Key)
+	kb, vb, err := s.c.entry(w.Key, v)
 	if err != nil {
 		return err
-	}
-	vb, err := s.vs.Encode(s.vbuf[:0], v)
-	if err != nil {
-		return fmt.Errorf("streams: session store value: %w", err)
-	}
-	s.vbuf = vb
-	if vb == nil {
-		vb = []byte{}
 	}
 	return s.s.Put(kb, w.Start, w.End, vb)
 }
 
 // Remove removes the session w.
 func (s *SessionStore[K, V]) Remove(w Windowed[K]) error {
-	kb, err := s.key(w.Key)
+	kb, err := s.c.key(w.Key)
 	if err != nil {
 		return err
 	}
@@ -79,15 +59,7 @@ func (s *SessionStore[K, V]) Get(w Windowed[K]) (v V, ok bool, err error) {
 // Sessions come in end order, then start order. An error ends the
 // iteration as its last pair.
 func (s *SessionStore[K, V]) FindSessions(k K, earliestEnd, latestStart int64) iter.Seq2[KeyValue[Windowed[K], V], error] {
-	return func(yield func(KeyValue[Windowed[K], V], error) bool) {
-		kb, err := s.ks.Encode(nil, k) // not kbuf: the caller may use the store while iterating
-		if err != nil {
-			yield(KeyValue[Windowed[K], V]{}, fmt.Errorf("streams: session store key: %w", err))
-			return
-		}
-		yieldWindows(s.s.FindSessions(kb, earliestEnd, latestStart), "session",
-			func([]byte) (K, error) { return k, nil }, s.vs, (*state.Iterator).End, yield)
-	}
+	return s.c.fetch(k, func(kb []byte) *state.Iterator { return s.s.FindSessions(kb, earliestEnd, latestStart) }, (*state.Iterator).End)
 }
 
 // Fetch iterates over every live session of k.
@@ -113,7 +85,7 @@ func sessionStoreDef[K, V any](name string, logged bool, retention time.Duration
 	return &storeDef{name: name, kind: sessionStore, logged: logged, retention: retention, open: func(t *task) (any, error) {
 		s := t.env.db.Session(name, t.id.Partition, retention)
 		t.onStreamTime(s.Expire)
-		return &SessionStore[K, V]{s: s, ks: ks, vs: vs}, nil
+		return &SessionStore[K, V]{s: s, c: windowCodec[K, V]{what: "session", ks: ks, vs: vs}}, nil
 	}}
 }
 

@@ -19,42 +19,22 @@ import (
 // Kafka's format) and the instance's pebble DB together.
 type WindowStore[K, V any] struct {
 	s    *state.Window
-	ks   serde.Serde[K]
-	vs   serde.Serde[V]
+	c    windowCodec[K, V]
 	size int64 // ms
-	kbuf []byte
-	vbuf []byte
-}
-
-func (s *WindowStore[K, V]) key(k K) ([]byte, error) {
-	b, err := s.ks.Encode(s.kbuf[:0], k)
-	if err != nil {
-		return nil, fmt.Errorf("streams: window store key: %w", err)
-	}
-	s.kbuf = b
-	return b, nil
 }
 
 // Put stores v for k in the window that starts at start (ms).
 func (s *WindowStore[K, V]) Put(k K, start int64, v V) error {
-	kb, err := s.key(k)
+	kb, vb, err := s.c.entry(k, v)
 	if err != nil {
 		return err
-	}
-	vb, err := s.vs.Encode(s.vbuf[:0], v)
-	if err != nil {
-		return fmt.Errorf("streams: window store value: %w", err)
-	}
-	s.vbuf = vb
-	if vb == nil {
-		vb = []byte{} // a nil value would be a delete
 	}
 	return s.s.Put(kb, start, vb)
 }
 
 // Delete removes k's window that starts at start.
 func (s *WindowStore[K, V]) Delete(k K, start int64) error {
-	kb, err := s.key(k)
+	kb, err := s.c.key(k)
 	if err != nil {
 		return err
 	}
@@ -63,7 +43,7 @@ func (s *WindowStore[K, V]) Delete(k K, start int64) error {
 
 // Get returns the value of k's window that starts at start.
 func (s *WindowStore[K, V]) Get(k K, start int64) (v V, ok bool, err error) {
-	kb, err := s.key(k)
+	kb, err := s.c.key(k)
 	if err != nil {
 		return v, false, err
 	}
@@ -71,31 +51,22 @@ func (s *WindowStore[K, V]) Get(k K, start int64) (v V, ok bool, err error) {
 	if err != nil || !ok {
 		return v, false, err
 	}
-	if v, err = s.vs.Decode(b); err != nil {
-		return v, false, fmt.Errorf("streams: window store value: %w", err)
-	}
-	return v, true, nil
+	v, err = s.c.value(b)
+	return v, err == nil, err
 }
 
 // Fetch iterates over k's windows that start in [from, to] (ms, both
 // included), in start order. An error (a value its serde cannot decode, a
 // read error) ends the iteration as its last pair.
 func (s *WindowStore[K, V]) Fetch(k K, from, to int64) iter.Seq2[KeyValue[Windowed[K], V], error] {
-	return func(yield func(KeyValue[Windowed[K], V], error) bool) {
-		kb, err := s.ks.Encode(nil, k) // not kbuf: the caller may use the store while iterating
-		if err != nil {
-			yield(KeyValue[Windowed[K], V]{}, fmt.Errorf("streams: window store key: %w", err))
-			return
-		}
-		s.iterate(s.s.Fetch(kb, from, to), func([]byte) (K, error) { return k, nil }, yield)
-	}
+	return s.c.fetch(k, func(kb []byte) *state.Iterator { return s.s.Fetch(kb, from, to) }, s.end)
 }
 
 // FetchAll iterates over the windows of every key that start in [from, to],
 // ordered by start, then by encoded key.
 func (s *WindowStore[K, V]) FetchAll(from, to int64) iter.Seq2[KeyValue[Windowed[K], V], error] {
 	return func(yield func(KeyValue[Windowed[K], V], error) bool) {
-		s.iterate(s.s.FetchAll(from, to), s.ks.Decode, yield)
+		s.c.iterate(s.s.FetchAll(from, to), s.c.ks.Decode, s.end, yield)
 	}
 }
 
@@ -104,39 +75,12 @@ func (s *WindowStore[K, V]) All() iter.Seq2[KeyValue[Windowed[K], V], error] {
 	return s.FetchAll(math.MinInt64, math.MaxInt64)
 }
 
-func (s *WindowStore[K, V]) iterate(it *state.Iterator, key func([]byte) (K, error), yield func(KeyValue[Windowed[K], V], error) bool) {
-	yieldWindows(it, "window", key, s.vs, func(it *state.Iterator) int64 {
-		if it.Start() > math.MaxInt64-s.size {
-			return math.MaxInt64
-		}
-		return it.Start() + s.size
-	}, yield)
-}
-
-// yieldWindows hands the entries of a window or session store iterator to
-// yield as windowed pairs, then closes it: key decodes the record key, end
-// gives the window's end. An error ends the iteration as its last pair.
-func yieldWindows[K, V any](it *state.Iterator, what string, key func([]byte) (K, error), vs serde.Serde[V],
-	end func(*state.Iterator) int64, yield func(KeyValue[Windowed[K], V], error) bool) {
-	defer it.Close()
-	for it.Next() {
-		k, err := key(it.Key())
-		if err != nil {
-			yield(KeyValue[Windowed[K], V]{}, fmt.Errorf("streams: %s store key: %w", what, err))
-			return
-		}
-		v, err := vs.Decode(it.Value())
-		if err != nil {
-			yield(KeyValue[Windowed[K], V]{}, fmt.Errorf("streams: %s store value: %w", what, err))
-			return
-		}
-		if !yield(KeyValue[Windowed[K], V]{Windowed[K]{k, it.Start(), end(it)}, v}, nil) {
-			return
-		}
+// end is the end of the iterator's current window: start + size.
+func (s *WindowStore[K, V]) end(it *state.Iterator) int64 {
+	if it.Start() > math.MaxInt64-s.size {
+		return math.MaxInt64
 	}
-	if err := it.Err(); err != nil {
-		yield(KeyValue[Windowed[K], V]{}, err)
-	}
+	return it.Start() + s.size
 }
 
 // NewWindowStore defines a window store named name for windows of the
@@ -163,7 +107,7 @@ func windowStoreDef[K, V any](name string, logged bool, size, retention time.Dur
 	return &storeDef{name: name, kind: windowStore, logged: logged, retention: retention, open: func(t *task) (any, error) {
 		w := t.env.db.Window(name, t.id.Partition, retention)
 		t.onStreamTime(w.Expire)
-		return &WindowStore[K, V]{s: w, ks: ks, vs: vs, size: size.Milliseconds()}, nil
+		return &WindowStore[K, V]{s: w, c: windowCodec[K, V]{what: "window", ks: ks, vs: vs}, size: size.Milliseconds()}, nil
 	}}
 }
 
