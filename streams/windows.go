@@ -91,8 +91,8 @@ func SessionWindows(inactivityGap time.Duration) SessionWindowSpec {
 
 // Grace sets how long, in stream time, a session stays open to
 // out-of-order records after it can no longer grow on time: a session
-// closes once stream time reaches its end + gap + grace, and a record that
-// would only touch closed sessions is dropped ("expired-window").
+// closes once stream time reaches its end + gap + grace. The default is 0,
+// with which no out-of-order record can bridge two sessions.
 func (s SessionWindowSpec) Grace(d time.Duration) SessionWindowSpec {
 	s.grace = d
 	return s
