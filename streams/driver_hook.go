@@ -41,6 +41,9 @@ func openDriverEngine(topology any, cfg hook.Config) (hook.Engine, error) {
 		now:        cfg.Now,
 		dropped:    func(string) {},
 	}
+	if cfg.Dropped != nil {
+		e.dropped = cfg.Dropped
+	}
 	if h, ok := cfg.OnBadRecord.(BadRecordHandler); ok {
 		e.onBadRecord = h
 	}

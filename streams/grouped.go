@@ -60,21 +60,10 @@ func (g GroupedStream[K, V]) Aggregate[A any](init func() A, add func(K, V, A) A
 // aggregate is Aggregate, Count and Reduce: fold gets the key's current
 // aggregate and whether there is one.
 func aggregate[K, V, A any](g GroupedStream[K, V], opts []Option, fold func(k K, v V, agg A, ok bool) A) Table[K, A] {
-	b := g.s.b
-	o := collect(opts)
-	store := o.store
-	if store == "" {
-		store = b.newName("KSTREAM-AGGREGATE-STATE-STORE")
-	}
-	s := g.input(store)
-	ks := s.ks
-	if ks == nil {
-		ks = DefaultSerde[K]()
-	}
-	as := serdeOf[A](b, o.valueSerde, "aggregate")
-	n := b.addNode(kindProcessor, "KSTREAM-AGGREGATE", o.name, s.n)
-	def := kvStoreDef(store, !o.noLogging, ks, as)
-	b.addStore(def, n)
+	ag := addAggregation(g, opts, func(o options, name string, ks serde.Serde[K], as serde.Serde[A]) *storeDef {
+		return kvStoreDef(name, !o.noLogging, ks, as)
+	})
+	b, n, store := ag.b, ag.n, ag.def.name
 	n.build = func(t *task) (any, error) {
 		out, err := children[K, change[A]](t, n)
 		if err != nil {
@@ -97,7 +86,7 @@ func aggregate[K, V, A any](g GroupedStream[K, V], opts []Option, fold func(k K,
 				Value: change[A]{New: agg, HasNew: true, Old: old, HasOld: ok}})
 		}), nil
 	}
-	return storeTable(b, n, def, ks, as)
+	return storeTable(b, n, ag.def, ag.ks, ag.as)
 }
 
 // Count counts each key's records (tombstones excluded) into a table.

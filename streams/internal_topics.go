@@ -183,12 +183,7 @@ func ensureTopics(ctx context.Context, adm *kadm.Client, topo *Topology, appID s
 			}
 			continue
 		}
-		configs := map[string]*string{}
-		if isChangelog(topic) {
-			compact := "compact"
-			configs["cleanup.policy"] = &compact
-		}
-		resp, err := adm.CreateTopic(ctx, want, rf, configs, topic)
+		resp, err := adm.CreateTopic(ctx, want, rf, internalTopicConfigs(topo, appID, topic), topic)
 		if err == nil {
 			err = resp.Err
 		}

@@ -88,8 +88,10 @@ const (
 // a partition the app's group has no committed offset for.
 func WithOffsetReset(r OffsetReset) Option { return optionFunc(func(o *options) { o.offsetReset = r }) }
 
-// Retention sets how long a window or session store keeps windows (at least
-// window size + grace, which is the default).
+// Retention sets how long, in stream time, a window or session store keeps
+// a window after it starts (a session after it ends). For windowed
+// aggregations it must be at least size + grace (sessions: gap + grace),
+// which is the default; for NewWindowStore the default is the window size.
 func Retention(d time.Duration) Option { return optionFunc(func(o *options) { o.retention = d }) }
 
 // WithoutChangelog keeps a store local only: nothing is written to a

@@ -22,6 +22,9 @@ type Table[K, V any] struct {
 	// store is the table's materialized store ("" when it is derived and
 	// not materialized): interactive queries read it.
 	store string
+	// win says when each key's window closes, for a windowed table
+	// (Suppress); nil otherwise.
+	win *tableWindows[K]
 }
 
 // change is one update of a table: its new value (none for a deletion) and
@@ -134,7 +137,7 @@ func (t Table[K, V]) Filter(keep func(K, V) bool, opts ...Option) Table[K, V] {
 		})
 	})
 	parent := t.lookup
-	return Table[K, V]{b: t.b, n: n, ks: t.ks, vs: t.vs, lookupStores: t.lookupStores,
+	return Table[K, V]{b: t.b, n: n, ks: t.ks, vs: t.vs, lookupStores: t.lookupStores, win: t.win,
 		lookup: func(tk *task) (func(K) (V, bool, error), error) {
 			get, err := parent(tk)
 			if err != nil {
@@ -166,7 +169,7 @@ func (t Table[K, V]) MapValues[V2 any](f func(V) V2, opts ...Option) Table[K, V2
 		})
 	})
 	parent := t.lookup
-	return Table[K, V2]{b: t.b, n: n, ks: t.ks, lookupStores: t.lookupStores,
+	return Table[K, V2]{b: t.b, n: n, ks: t.ks, lookupStores: t.lookupStores, win: t.win,
 		lookup: func(tk *task) (func(K) (V2, bool, error), error) {
 			get, err := parent(tk)
 			if err != nil {

@@ -42,6 +42,7 @@ type Driver struct {
 	logs    map[string][]*kgo.Record // every record written, by topic, in order
 	pending []*kgo.Record            // written to topics the topology reads, not yet processed
 	inputs  map[string]bool
+	dropped map[string]int // records dropped, by reason
 }
 
 // New starts a driver for topo; Close it at the end of the test (New
@@ -54,7 +55,7 @@ func New(tb testing.TB, topo *streams.Topology, cfg Config) *Driver {
 	if cfg.WallClock.IsZero() {
 		cfg.WallClock = time.UnixMilli(0)
 	}
-	d := &Driver{tb: tb, cfg: cfg, now: cfg.WallClock.UnixMilli(), logs: map[string][]*kgo.Record{}, inputs: map[string]bool{}}
+	d := &Driver{tb: tb, cfg: cfg, now: cfg.WallClock.UnixMilli(), logs: map[string][]*kgo.Record{}, inputs: map[string]bool{}, dropped: map[string]int{}}
 	var bad any
 	if cfg.OnBadRecord != nil {
 		bad = cfg.OnBadRecord
@@ -65,6 +66,7 @@ func New(tb testing.TB, topo *streams.Topology, cfg Config) *Driver {
 		Now:         func() int64 { return d.now },
 		Send:        d.send,
 		OnBadRecord: bad,
+		Dropped:     func(reason string) { d.dropped[reason]++ },
 	})
 	if err != nil {
 		tb.Fatalf("streamstest: %v", err)
@@ -169,3 +171,16 @@ func (d *Driver) WallClock() time.Time { return time.UnixMilli(d.now) }
 // outputs, repartition and changelog topics — internal ones are named
 // "<application id>-..."), in the order written.
 func (d *Driver) Records(topic string) []*kgo.Record { return d.logs[topic] }
+
+// DroppedRecords returns how many records the topology dropped so far, by
+// reason (Kafka Streams' dropped-records metric): "expired-window" for a
+// record that came after its window closed (once per window it missed),
+// "negative-timestamp", "bad-record" and "dead-letter" for records a
+// BadRecordHandler skipped.
+func (d *Driver) DroppedRecords() map[string]int {
+	out := make(map[string]int, len(d.dropped))
+	for reason, n := range d.dropped {
+		out[reason] = n
+	}
+	return out
+}

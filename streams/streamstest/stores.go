@@ -8,20 +8,8 @@ import (
 // partitions (the tasks the driver has opened), or fails the test.
 func KeyValueStore[K comparable, V any](d *Driver, name string) map[K]V {
 	d.tb.Helper()
-	sub, ok := d.eng.Stores()[name]
-	if !ok {
-		d.tb.Fatalf("streamstest: no store %q", name)
-	}
 	out := map[K]V{}
-	for p := int32(0); p < d.subtopologyPartitions(sub); p++ {
-		h, err := d.eng.Store(name, p)
-		if err != nil {
-			d.tb.Fatalf("streamstest: store %q: %v", name, err)
-		}
-		s, ok := h.(*streams.KeyValueStore[K, V])
-		if !ok {
-			d.tb.Fatalf("streamstest: store %q is a %T", name, h)
-		}
+	for _, s := range storeHandles[*streams.KeyValueStore[K, V]](d, name) {
 		for kv, err := range s.All() {
 			if err != nil {
 				d.tb.Fatalf("streamstest: store %q: %v", name, err)

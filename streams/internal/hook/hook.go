@@ -37,7 +37,8 @@ type Config struct {
 	Partitions  func(topic string) (int32, error)
 	Now         func() int64
 	Send        func(r *kgo.Record) error
-	OnBadRecord any // a streams.BadRecordHandler, or nil for the default
+	OnBadRecord any                 // a streams.BadRecordHandler, or nil for the default
+	Dropped     func(reason string) // counts a dropped record; nil: not counted
 }
 
 // Open builds an Engine for a *streams.Topology; set by package streams.
