@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/runnel-io/runnel/broker/brokertest"
 	"github.com/runnel-io/runnel/streams"
 )

@@ -137,10 +137,17 @@ func runCountUnderKill(t *testing.T, nodes int, exactly bool) {
 	}
 	logPath := filepath.Join(dir, "instances.log")
 	t.Cleanup(func() {
-		if t.Failed() { // the directory goes with the test: show the end of the log
+		if t.Failed() { // the directory goes with the test: show the log's errors and its end
 			b, _ := os.ReadFile(logPath)
 			lines := strings.Split(string(b), "\n")
-			t.Logf("instance logs (last lines of %d):\n%s", len(lines), strings.Join(lines[max(0, len(lines)-300):], "\n"))
+			var notable []string
+			for _, l := range lines {
+				if !strings.HasPrefix(l, "[INFO]") && !strings.HasPrefix(l, "[DEBUG]") && !strings.Contains(l, "level=INFO") {
+					notable = append(notable, l)
+				}
+			}
+			t.Logf("instance logs: %d lines; all but info:\n%s\nthe last 100:\n%s", len(lines),
+				strings.Join(notable, "\n"), strings.Join(lines[max(0, len(lines)-100):], "\n"))
 		}
 	})
 	a := startInstance(t, cfg(0), logPath)
