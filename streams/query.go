@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
+	"math"
 	"slices"
 	"sort"
 
@@ -253,4 +255,61 @@ func (s *KeyValueStore[K, V]) entriesJSON(out []jsonEntry, limit int) ([]jsonEnt
 		out = append(out, jsonEntry{Key: kv.Key, Value: kv.Value})
 	}
 	return out, nil
+}
+
+// jsonWindow is one window of a key, as the HTTP endpoint shows it.
+type jsonWindow struct {
+	Start int64 `json:"start"`
+	End   int64 `json:"end"`
+	Value any   `json:"value"`
+}
+
+func windowsJSON[K, V any](windows iter.Seq2[KeyValue[Windowed[K], V], error]) ([]jsonWindow, error) {
+	out := []jsonWindow{}
+	for kv, err := range windows {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, jsonWindow{Start: kv.Key.Start, End: kv.Key.End, Value: kv.Value})
+	}
+	return out, nil
+}
+
+// getJSON of a window store: the key's windows, in start order.
+func (s *WindowStore[K, V]) getJSON(kb []byte) (any, bool, error) {
+	k, err := s.c.ks.Decode(kb)
+	if err != nil {
+		return nil, false, err
+	}
+	ws, err := windowsJSON(s.Fetch(k, math.MinInt64, math.MaxInt64))
+	return ws, len(ws) > 0, err
+}
+
+func (s *WindowStore[K, V]) entriesJSON(out []jsonEntry, limit int) ([]jsonEntry, error) {
+	for kv, err := range s.All() {
+		if err != nil {
+			return out, err
+		}
+		if len(out) >= limit {
+			break
+		}
+		out = append(out, jsonEntry{Key: kv.Key, Value: kv.Value})
+	}
+	return out, nil
+}
+
+// getJSON of a session store: the key's sessions, in start order.
+func (s *SessionStore[K, V]) getJSON(kb []byte) (any, bool, error) {
+	k, err := s.c.ks.Decode(kb)
+	if err != nil {
+		return nil, false, err
+	}
+	ws, err := windowsJSON(s.Fetch(k))
+	return ws, len(ws) > 0, err
+}
+
+// entriesJSON of a session store: the state layer keeps sessions by key
+// only, so there is no listing.
+func (s *SessionStore[K, V]) entriesJSON([]jsonEntry, int) ([]jsonEntry, error) {
+	return nil, fmt.Errorf("%w: a session store is read by key (/stores/{store}/keys/{key})", ErrTopology)
 }

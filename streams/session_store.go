@@ -82,7 +82,7 @@ func NewSessionStore[K, V any](b *Builder, name string, retention time.Duration,
 }
 
 func sessionStoreDef[K, V any](name string, logged bool, retention time.Duration, ks serde.Serde[K], vs serde.Serde[V]) *storeDef {
-	return &storeDef{name: name, kind: sessionStore, logged: logged, retention: retention, open: func(t *task) (any, error) {
+	return &storeDef{name: name, kind: sessionStore, logged: logged, retention: retention, keyCodec: newKeyCodec(ks.Encode), open: func(t *task) (any, error) {
 		s := t.env.db.Session(name, t.id.Partition, retention)
 		t.onStreamTime(s.Expire)
 		return &SessionStore[K, V]{s: s, c: windowCodec[K, V]{what: "session", ks: ks, vs: vs}}, nil

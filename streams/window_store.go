@@ -104,7 +104,7 @@ func NewWindowStore[K, V any](b *Builder, name string, size time.Duration, opts 
 }
 
 func windowStoreDef[K, V any](name string, logged bool, size, retention time.Duration, ks serde.Serde[K], vs serde.Serde[V]) *storeDef {
-	return &storeDef{name: name, kind: windowStore, logged: logged, retention: retention, open: func(t *task) (any, error) {
+	return &storeDef{name: name, kind: windowStore, logged: logged, retention: retention, keyCodec: newKeyCodec(ks.Encode), open: func(t *task) (any, error) {
 		w := t.env.db.Window(name, t.id.Partition, retention)
 		t.onStreamTime(w.Expire)
 		return &WindowStore[K, V]{s: w, c: windowCodec[K, V]{what: "window", ks: ks, vs: vs}, size: size.Milliseconds()}, nil
