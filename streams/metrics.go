@@ -28,6 +28,7 @@ type metrics struct {
 	standbyTasks   prometheus.Gauge
 	standbyRecords *prometheus.CounterVec // store
 	rebalances     prometheus.Counter
+	fenced         prometheus.Counter
 
 	lastStoreStats time.Time
 }
@@ -69,6 +70,8 @@ func newMetrics(reg prometheus.Registerer, topo *Topology, appID string) *metric
 			Help: "Standby tasks whose changelogs this instance follows."}))),
 		standbyRecords: prometheus.NewCounterVec(prometheus.CounterOpts(f(prometheus.Opts{Name: "standby_records_total",
 			Help: "Changelog records applied to standby replicas of stores."})), []string{"store"}),
+		fenced: prometheus.NewCounter(prometheus.CounterOpts(f(prometheus.Opts{Name: "producer_fenced_total",
+			Help: "Times this exactly-once instance's producer was fenced and it rejoined its group."}))),
 		rebalances: prometheus.NewCounter(prometheus.CounterOpts(f(prometheus.Opts{Name: "rebalances_total",
 			Help: "Assignments this instance received from its group."}))),
 	}
@@ -78,7 +81,7 @@ func newMetrics(reg prometheus.Registerer, topo *Topology, appID string) *metric
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.processed, m.dropped, m.pollSeconds, m.commitSeconds, m.storeEntries,
-			m.storeBytes, m.restored, m.restoreLeft, m.lag, m.tasks, m.standbyTasks, m.standbyRecords, m.rebalances} {
+			m.storeBytes, m.restored, m.restoreLeft, m.lag, m.tasks, m.standbyTasks, m.standbyRecords, m.rebalances, m.fenced} {
 			// A second App with the same id on one registry shares the
 			// collectors already there.
 			if err := reg.Register(c); err != nil {

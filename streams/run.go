@@ -31,6 +31,8 @@ type run struct {
 	eng   *engine
 	cl    *kgo.Client
 	sess  *kgo.GroupTransactSession // exactly once only
+	// sessOpts make sess again after its producer was fenced (fenced.go).
+	sessOpts []kgo.Opt
 	rcl   *kgo.Client               // restores changelogs
 	glob  *globalRun                // global tables (global.go); nil without
 	// standby follows the changelogs of standby tasks (standby.go); nil
@@ -63,6 +65,8 @@ type run struct {
 		err     error
 	}
 	lastCommit time.Time
+	// fencedInARow counts rejoins after fencing since the last commit.
+	fencedInARow int
 }
 
 func (r *run) start(ctx context.Context) error {
@@ -135,6 +139,7 @@ func (r *run) start(ctx context.Context) error {
 			kgo.TransactionTimeout(10*time.Second),
 			kgo.RequireStableFetchOffsets(),
 		)
+		r.sessOpts = opts
 		if r.sess, err = kgo.NewGroupTransactSession(opts...); err != nil {
 			return fmt.Errorf("streams: client: %w", err)
 		}
@@ -318,6 +323,12 @@ func (r *run) loop(ctx context.Context) error {
 		})
 		_ = fetchErr // kgo retries fetch errors itself; they are logged here
 		if err := r.step(ctx, fetches); err != nil {
+			if r.sess != nil && isFenced(err) {
+				if err := r.rejoinFenced(ctx, err); err != nil {
+					return err
+				}
+				continue
+			}
 			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 				// Run's ctx ended while a commit or restore was in flight:
 				// that is a stop, not a failure.
@@ -341,7 +352,7 @@ func (r *run) step(ctx context.Context, fetches kgo.Fetches) (err error) {
 	defer r.mu.Unlock()
 	defer func() {
 		stopped := ctx.Err() != nil && errors.Is(err, ctx.Err()) // a stop, which loop turns into shutdown
-		if err != nil && !stopped && r.mu.fatal == nil {
+		if err != nil && !stopped && !(r.sess != nil && isFenced(err)) && r.mu.fatal == nil {
 			r.mu.fatal = err
 		}
 	}()
@@ -459,6 +470,7 @@ func (r *run) commitLocked(ctx context.Context) error {
 		}
 	}
 	r.lastCommit = start
+	r.fencedInARow = 0
 	r.snapshotOffsetsLocked()
 	r.app.metrics.commitSeconds.Observe(time.Since(start).Seconds())
 	r.app.metrics.storeStats(r.eng)
