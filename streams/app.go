@@ -62,6 +62,10 @@ type Config struct {
 	// MaxPollRecords bounds the records processed between two checks of
 	// the commit interval; default 1000 (Kafka Streams' max.poll.records).
 	MaxPollRecords int
+	// StoreCacheEntries is how many decoded entries each key-value store
+	// partition caches in front of the state DB (written back at commit);
+	// default 16384, negative: no cache.
+	StoreCacheEntries int
 	// MaxUncommittedBytes commits early when uncommitted store changes
 	// reach it, bounding the memory they use; default 64 MiB.
 	MaxUncommittedBytes int
@@ -123,6 +127,9 @@ func NewApp(topo *Topology, cfg Config) (*App, error) {
 		if cfg.Guarantee == ExactlyOnce {
 			cfg.CommitInterval = 100 * time.Millisecond
 		}
+	}
+	if cfg.StoreCacheEntries == 0 {
+		cfg.StoreCacheEntries = 16384
 	}
 	if cfg.MaxPollRecords <= 0 {
 		cfg.MaxPollRecords = 1000

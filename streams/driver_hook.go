@@ -40,6 +40,9 @@ func openDriverEngine(topology any, cfg hook.Config) (hook.Engine, error) {
 		partitions: cfg.Partitions,
 		now:        cfg.Now,
 		dropped:    func(string) {},
+		// A tiny store cache: tests go through its hits, misses and
+		// evictions all the time, so a bug in it shows in any test.
+		cacheEntries: 4,
 	}
 	if cfg.Dropped != nil {
 		e.dropped = cfg.Dropped

@@ -119,6 +119,9 @@ func (g *engine) changelogTopic(store string) string {
 // store's changelog partition (the task's partition), the latest value per
 // key only. Changes of tasks no longer open here are not sent.
 func (g *engine) sendChanges() error {
+	if err := g.flushStores(); err != nil {
+		return err
+	}
 	return g.env.db.Changes(func(store string, partition int32, key, value []byte) error {
 		def, ok := g.topo.stores[store]
 		if !ok || !def.logged {
@@ -137,6 +140,18 @@ func (g *engine) sendChanges() error {
 		}
 		return g.env.send(r)
 	})
+}
+
+// flushStores writes the store caches of every open task to the DB's batch.
+func (g *engine) flushStores() error {
+	for _, t := range g.tasks {
+		for _, f := range t.flushers {
+			if err := f(); err != nil {
+				return fmt.Errorf("streams: task %s: %w", t.id, err)
+			}
+		}
+	}
+	return nil
 }
 
 func (g *engine) close() error {

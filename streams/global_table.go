@@ -66,7 +66,7 @@ func GlobalTableFrom[K, V any](b *Builder, topic string, opts ...Option) GlobalT
 	ks := serdeOf[K](b, o.keySerde, "key")
 	vs := serdeOf[V](b, o.valueSerde, "value")
 	g.open = func(db *state.DB) func(r *kgo.Record) error {
-		store := newKeyValueStore(db.KeyValue(g.store, globalPartition), ks, vs)
+		store := newKeyValueStore(db.KeyValue(g.store, globalPartition), ks, vs, 0)
 		return func(r *kgo.Record) error {
 			k, err := ks.Decode(r.Key)
 			if err != nil {
@@ -82,7 +82,7 @@ func GlobalTableFrom[K, V any](b *Builder, topic string, opts ...Option) GlobalT
 			return store.Put(k, v)
 		}
 	}
-	g.handle = func(db *state.DB) any { return newKeyValueStore(db.KeyValue(g.store, globalPartition), ks, vs) }
+	g.handle = func(db *state.DB) any { return newKeyValueStore(db.KeyValue(g.store, globalPartition), ks, vs, 0) }
 	b.globals = append(b.globals, g)
 	return GlobalTable[K, V]{b: b, g: g, ks: ks, vs: vs}
 }
@@ -126,7 +126,8 @@ func globalJoin[K, V, KG, VG, VR any](s Stream[K, V], g GlobalTable[KG, VG], pre
 	}
 	def := g.g
 	out := lookupJoin(s, prefix, collect(opts).name, nil, func(t *task) (func(K, V) (VG, bool, error), error) {
-		store := newKeyValueStore(t.env.db.KeyValue(def.store, globalPartition), g.ks, g.vs)
+		// No cache: the global client writes the store through another handle.
+		store := newKeyValueStore(t.env.db.KeyValue(def.store, globalPartition), g.ks, g.vs, 0)
 		return func(k K, v V) (VG, bool, error) { return store.Get(keyOf(k, v)) }, nil
 	}, f)
 	out.keyChanged = s.keyChanged

@@ -33,8 +33,8 @@ type run struct {
 	sess  *kgo.GroupTransactSession // exactly once only
 	// sessOpts make sess again after its producer was fenced (fenced.go).
 	sessOpts []kgo.Opt
-	rcl   *kgo.Client               // restores changelogs
-	glob  *globalRun                // global tables (global.go); nil without
+	rcl      *kgo.Client // restores changelogs
+	glob     *globalRun  // global tables (global.go); nil without
 	// standby follows the changelogs of standby tasks (standby.go); nil
 	// without Config.Standbys.
 	standby *standbyRun
@@ -90,13 +90,14 @@ func (r *run) start(ctx context.Context) error {
 		r.changelogStore[a.cfg.ApplicationID+"-"+s.name+"-changelog"] = s
 	}
 	e := &env{
-		appID:       a.cfg.ApplicationID,
-		db:          r.db,
-		send:        r.send,
-		partitions:  r.partitions,
-		onBadRecord: a.cfg.OnBadRecord,
-		dropped:     func(reason string) { a.metrics.dropped.WithLabelValues(reason).Inc() },
-		now:         func() int64 { return time.Now().UnixMilli() },
+		appID:        a.cfg.ApplicationID,
+		db:           r.db,
+		send:         r.send,
+		partitions:   r.partitions,
+		onBadRecord:  a.cfg.OnBadRecord,
+		dropped:      func(reason string) { a.metrics.dropped.WithLabelValues(reason).Inc() },
+		now:          func() int64 { return time.Now().UnixMilli() },
+		cacheEntries: max(a.cfg.StoreCacheEntries, 0),
 	}
 	r.eng = newEngine(a.topo, e)
 	if err := r.startGlobals(ctx); err != nil { // before joining the group

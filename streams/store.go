@@ -12,16 +12,95 @@ import (
 // ordered by their encoded bytes. Writes are local until the task commits;
 // then they reach the changelog topic and the instance's pebble DB
 // together.
+//
+// A write-back cache of decoded values sits in front of the state DB (as
+// Kafka Streams' record cache): a hot key is read and written without a
+// pebble lookup, encoding or decoding, and reaches the DB once per commit
+// (or when the cache is full), with only its latest value.
 type KeyValueStore[K, V any] struct {
-	s    *state.KeyValue
-	ks   serde.Serde[K]
-	vs   serde.Serde[V]
-	kbuf []byte
-	vbuf []byte
+	s     *state.KeyValue
+	ks    serde.Serde[K]
+	vs    serde.Serde[V]
+	kbuf  []byte
+	vbuf  []byte
+	cache map[string]cached[V] // by encoded key; nil: no cache
+	limit int                  // entries the cache holds before it is flushed and cleared
+	dirty int                  // entries written since the last flush
 }
 
-func newKeyValueStore[K, V any](s *state.KeyValue, ks serde.Serde[K], vs serde.Serde[V]) *KeyValueStore[K, V] {
-	return &KeyValueStore[K, V]{s: s, ks: ks, vs: vs}
+// cached is a cache entry: the value, or its absence (a delete or a miss),
+// and whether the DB does not have it yet.
+type cached[V any] struct {
+	v     V
+	ok    bool
+	dirty bool
+}
+
+func newKeyValueStore[K, V any](s *state.KeyValue, ks serde.Serde[K], vs serde.Serde[V], cacheEntries int) *KeyValueStore[K, V] {
+	st := &KeyValueStore[K, V]{s: s, ks: ks, vs: vs, limit: cacheEntries}
+	if cacheEntries > 0 {
+		st.cache = make(map[string]cached[V])
+	}
+	return st
+}
+
+// flush writes the cache's dirty entries to the state DB's batch.
+func (s *KeyValueStore[K, V]) flush() error {
+	if s.dirty == 0 {
+		return nil
+	}
+	for k, e := range s.cache {
+		if !e.dirty {
+			continue
+		}
+		var err error
+		if e.ok {
+			err = s.write([]byte(k), e.v)
+		} else {
+			err = s.s.Delete([]byte(k))
+		}
+		if err != nil {
+			return err
+		}
+		e.dirty = false
+		s.cache[k] = e
+	}
+	s.dirty = 0
+	return nil
+}
+
+// remember caches an entry, making room first when the cache is full.
+func (s *KeyValueStore[K, V]) remember(kb []byte, e cached[V]) error {
+	if old, ok := s.cache[string(kb)]; ok {
+		if e.dirty && !old.dirty {
+			s.dirty++
+		}
+		s.cache[string(kb)] = e
+		return nil
+	}
+	if len(s.cache) >= s.limit {
+		if err := s.flush(); err != nil {
+			return err
+		}
+		clear(s.cache)
+	}
+	if e.dirty {
+		s.dirty++
+	}
+	s.cache[string(kb)] = e
+	return nil
+}
+
+func (s *KeyValueStore[K, V]) write(kb []byte, v V) error {
+	vb, err := s.vs.Encode(s.vbuf[:0], v)
+	if err != nil {
+		return fmt.Errorf("streams: store value: %w", err)
+	}
+	s.vbuf = vb
+	if vb == nil {
+		vb = []byte{} // a nil value would be a delete
+	}
+	return s.s.Put(kb, vb)
 }
 
 func (s *KeyValueStore[K, V]) key(k K) ([]byte, error) {
@@ -39,15 +118,25 @@ func (s *KeyValueStore[K, V]) Get(k K) (v V, ok bool, err error) {
 	if err != nil {
 		return v, false, err
 	}
+	if e, hit := s.cache[string(kb)]; hit {
+		return e.v, e.ok, nil
+	}
 	b, ok, err := s.s.Get(kb)
-	if err != nil || !ok {
+	if err == nil && ok {
+		v, err = s.vs.Decode(b)
+		if err != nil {
+			return v, false, fmt.Errorf("streams: store value: %w", err)
+		}
+	}
+	if err != nil {
 		return v, false, err
 	}
-	v, err = s.vs.Decode(b)
-	if err != nil {
-		return v, false, fmt.Errorf("streams: store value: %w", err)
+	if s.cache != nil {
+		if err := s.remember(kb, cached[V]{v: v, ok: ok}); err != nil {
+			return v, false, err
+		}
 	}
-	return v, true, nil
+	return v, ok, nil
 }
 
 // Put stores v for k.
@@ -56,15 +145,10 @@ func (s *KeyValueStore[K, V]) Put(k K, v V) error {
 	if err != nil {
 		return err
 	}
-	vb, err := s.vs.Encode(s.vbuf[:0], v)
-	if err != nil {
-		return fmt.Errorf("streams: store value: %w", err)
+	if s.cache != nil {
+		return s.remember(kb, cached[V]{v: v, ok: true, dirty: true})
 	}
-	s.vbuf = vb
-	if vb == nil {
-		vb = []byte{} // a nil value would be a delete
-	}
-	return s.s.Put(kb, vb)
+	return s.write(kb, v)
 }
 
 // Delete removes k.
@@ -72,6 +156,9 @@ func (s *KeyValueStore[K, V]) Delete(k K) error {
 	kb, err := s.key(k)
 	if err != nil {
 		return err
+	}
+	if s.cache != nil {
+		return s.remember(kb, cached[V]{dirty: true})
 	}
 	return s.s.Delete(kb)
 }
@@ -99,6 +186,10 @@ func (s *KeyValueStore[K, V]) Range(from, to K) iter.Seq2[KeyValue[K, V], error]
 
 func (s *KeyValueStore[K, V]) iterate(open func() *state.Iterator) iter.Seq2[KeyValue[K, V], error] {
 	return func(yield func(KeyValue[K, V], error) bool) {
+		if err := s.flush(); err != nil { // the DB's batch must have every write
+			yield(KeyValue[K, V]{}, err)
+			return
+		}
 		it := open()
 		if it == nil {
 			yield(KeyValue[K, V]{}, fmt.Errorf("streams: store range: cannot encode a bound"))
@@ -143,7 +234,9 @@ func NewKeyValueStore[K, V any](b *Builder, name string, opts ...Option) StoreBu
 
 func kvStoreDef[K, V any](name string, logged bool, ks serde.Serde[K], vs serde.Serde[V]) *storeDef {
 	return &storeDef{name: name, kind: kvStore, logged: logged, keyCodec: newKeyCodec(ks.Encode), open: func(t *task) (any, error) {
-		return newKeyValueStore(t.env.db.KeyValue(name, t.id.Partition), ks, vs), nil
+		st := newKeyValueStore(t.env.db.KeyValue(name, t.id.Partition), ks, vs, t.env.cacheEntries)
+		t.flushers = append(t.flushers, st.flush)
+		return st, nil
 	}}
 }
 

@@ -32,7 +32,10 @@ type env struct {
 	partitions  func(topic string) (int32, error)
 	onBadRecord BadRecordHandler
 	dropped     func(reason string) // counts records dropped (bad timestamp, expired window)
-	now         func() int64        // wall clock, ms
+	// cacheEntries is the size of each key-value store handle's cache (0:
+	// none).
+	cacheEntries int
+	now          func() int64 // wall clock, ms
 }
 
 // topicName is the Kafka topic of a source or sink's topic: internal
@@ -60,7 +63,8 @@ type task struct {
 	streamPunc []*punctuation
 	wallPunc   []*punctuation
 	closers    []func() error
-	counts     []int64 // records taken in per node id, since the last metrics flush
+	flushers   []func() error // store caches, flushed to the state DB before its changes are read
+	counts     []int64        // records taken in per node id, since the last metrics flush
 	// partitioners by sink topic: Kafka's default partitioner
 	partitioners map[string]kgo.TopicPartitioner
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -19,6 +20,9 @@ type Options struct {
 	FS vfs.FS
 	// CacheBytes is the size of pebble's block cache; 0 means 8 MiB.
 	CacheBytes int64
+	// MemTableBytes is the size of one of pebble's memtables (at most two
+	// fill before writes wait for a flush); 0 means 16 MiB.
+	MemTableBytes uint64
 	// Logger receives pebble's log lines; nil discards them.
 	Logger *slog.Logger
 }
@@ -61,12 +65,21 @@ func Open(dir string, opts Options) (*DB, error) {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	memtable := opts.MemTableBytes
+	if memtable == 0 {
+		memtable = 16 << 20
+	}
 	po := &pebble.Options{
 		FS:                 opts.FS,
 		Cache:              cache,
 		Logger:             slogLogger{logger},
 		FormatMajorVersion: pebble.FormatNewest,
+		MemTableSize:       memtable,
 	}
+	// A store lookup is a point Get of a key that is often absent (a new
+	// key) or in one table of many: bloom filters skip the tables that
+	// cannot hold it (later levels inherit L0's policy).
+	po.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	if po.FS == nil {
 		po.FS = vfs.Default
 	}
