@@ -22,6 +22,7 @@ type metrics struct {
 	storeEntries   *prometheus.GaugeVec // store, partition
 	storeBytes     *prometheus.GaugeVec // store, partition
 	restored       *prometheus.CounterVec
+	restoreTime    prometheus.Counter
 	restoreLeft    *prometheus.GaugeVec // store, partition
 	lag            *prometheus.GaugeVec // task, topic, partition
 	tasks          prometheus.Gauge
@@ -60,6 +61,8 @@ func newMetrics(reg prometheus.Registerer, topo *Topology, appID string) *metric
 			Help: "Approximate on-disk bytes of a store partition hosted here."})), []string{"store", "partition"}),
 		restored: prometheus.NewCounterVec(prometheus.CounterOpts(f(prometheus.Opts{Name: "restored_records_total",
 			Help: "Changelog records applied to local stores while restoring."})), []string{"store"}),
+		restoreTime: prometheus.NewCounter(prometheus.CounterOpts(f(prometheus.Opts{Name: "restore_seconds_total",
+			Help: "Time spent restoring stores from their changelogs (the loop does nothing else meanwhile)."}))),
 		restoreLeft: prometheus.NewGaugeVec(prometheus.GaugeOpts(f(prometheus.Opts{Name: "restore_remaining_records",
 			Help: "Changelog offsets still to restore for a store partition (0 once it is current)."})), []string{"store", "partition"}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts(f(prometheus.Opts{Name: "task_lag_records",
@@ -81,7 +84,7 @@ func newMetrics(reg prometheus.Registerer, topo *Topology, appID string) *metric
 	}
 	if reg != nil {
 		for _, c := range []prometheus.Collector{m.processed, m.dropped, m.pollSeconds, m.commitSeconds, m.storeEntries,
-			m.storeBytes, m.restored, m.restoreLeft, m.lag, m.tasks, m.standbyTasks, m.standbyRecords, m.rebalances, m.fenced} {
+			m.storeBytes, m.restored, m.restoreTime, m.restoreLeft, m.lag, m.tasks, m.standbyTasks, m.standbyRecords, m.rebalances, m.fenced} {
 			// A second App with the same id on one registry shares the
 			// collectors already there.
 			if err := reg.Register(c); err != nil {

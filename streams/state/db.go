@@ -34,6 +34,10 @@ type Options struct {
 type DB struct {
 	pdb    *pebble.DB
 	batch  *pebble.Batch // indexed; nil once closed
+	// restored holds key-value changelog records applied by Restore: not
+	// indexed (nothing reads a partition while it restores), not in
+	// Changes, committed before batch (see commit).
+	restored *pebble.Batch
 	gen    uint64        // incremented by Discard: invalidates the handles' expiry memos
 	byName map[string]regEntry
 	byID   map[uint64]regEntry
@@ -118,17 +122,33 @@ func (db *DB) Close() error {
 	}
 	err := db.batch.Close()
 	db.batch = nil
+	if db.restored != nil {
+		err = errors.Join(err, db.restored.Close())
+		db.restored = nil
+	}
 	return errors.Join(err, db.pdb.Close())
 }
 
 // Commit applies the pending batch atomically and fsyncs the WAL before it
 // returns, then starts a new empty batch. Close every iterator first.
-func (db *DB) Commit() error {
+func (db *DB) Commit() error { return db.commit(pebble.Sync) }
+
+func (db *DB) commit(opts *pebble.WriteOptions) error {
 	if db.batch == nil {
 		return ErrClosed
 	}
+	// Restored records first, then the batch with their checkpoints: a
+	// crash between the two leaves data ahead of its checkpoint, which a
+	// restore applies again to the same result; never the other way.
+	if db.restored != nil && !db.restored.Empty() {
+		if err := db.restored.Commit(opts); err != nil {
+			return fmt.Errorf("state: commit restored records: %w", err)
+		}
+		_ = db.restored.Close()
+		db.restored = nil
+	}
 	if !db.batch.Empty() {
-		if err := db.batch.Commit(pebble.Sync); err != nil {
+		if err := db.batch.Commit(opts); err != nil {
 			return fmt.Errorf("state: commit: %w", err)
 		}
 	}
@@ -136,6 +156,12 @@ func (db *DB) Commit() error {
 	db.batch = db.pdb.NewIndexedBatch()
 	return err
 }
+
+// CommitNoSync is Commit without waiting for the WAL to reach the disk:
+// for data that can be read again (a restore), where a machine crash may
+// lose the last batches but never splits one (state and checkpoint stay
+// together).
+func (db *DB) CommitNoSync() error { return db.commit(pebble.NoSync) }
 
 // Discard drops every uncommitted change (exactly-once abort). Close every
 // iterator first.
@@ -145,7 +171,19 @@ func (db *DB) Discard() {
 	}
 	_ = db.batch.Close()
 	db.batch = db.pdb.NewIndexedBatch()
+	if db.restored != nil {
+		_ = db.restored.Close()
+		db.restored = nil
+	}
 	db.gen++
+}
+
+// restoredBatch is the batch Restore writes to.
+func (db *DB) restoredBatch() *pebble.Batch {
+	if db.restored == nil {
+		db.restored = db.pdb.NewBatch()
+	}
+	return db.restored
 }
 
 // PendingBytes is the size of the uncommitted batch, for the runtime's memory
@@ -154,7 +192,11 @@ func (db *DB) PendingBytes() int {
 	if db.batch == nil {
 		return 0
 	}
-	return db.batch.Len()
+	n := db.batch.Len()
+	if db.restored != nil {
+		n += db.restored.Len()
+	}
+	return n
 }
 
 // checkpointKey is keyed by store name, so a checkpoint needs no registered

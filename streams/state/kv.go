@@ -100,7 +100,21 @@ func (s *KeyValue) rangeIter(from, to []byte, mode iterMode) *Iterator {
 }
 
 // Restore applies one changelog record (the changelog key is the record key;
-// a nil value deletes) as if written.
+// a nil value deletes). It is visible once committed, and not reported by
+// Changes: it came from the changelog.
 func (s *KeyValue) Restore(changelogKey, value []byte) error {
-	return s.Put(changelogKey, value)
+	if err := s.check(); err != nil {
+		return err
+	}
+	b := s.db.restoredBatch()
+	var err error
+	if value == nil {
+		err = b.Delete(s.dataKey(changelogKey), nil)
+	} else {
+		err = b.Set(s.dataKey(changelogKey), value, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("state: restore %s/%d: %w", s.reg.name, s.partition, err)
+	}
+	return nil
 }
