@@ -32,16 +32,16 @@ type Options struct {
 // (store handles, iterators, returned slices) is used by one goroutine at a
 // time; it has no locks of its own.
 type DB struct {
-	pdb    *pebble.DB
-	batch  *pebble.Batch // indexed; nil once closed
+	pdb   *pebble.DB
+	batch *pebble.Batch // indexed; nil once closed
 	// restored holds key-value changelog records applied by Restore: not
 	// indexed (nothing reads a partition while it restores), not in
 	// Changes, committed before batch (see commit).
 	restored *pebble.Batch
-	gen    uint64        // incremented by Discard: invalidates the handles' expiry memos
-	byName map[string]regEntry
-	byID   map[uint64]regEntry
-	nextID uint64
+	gen      uint64 // incremented by Discard: invalidates the handles' expiry memos
+	byName   map[string]regEntry
+	byID     map[uint64]regEntry
+	nextID   uint64
 
 	kvs      map[handleKey]*KeyValue
 	windows  map[handleKey]*Window
