@@ -1,7 +1,6 @@
 package streams
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -32,7 +31,7 @@ const maxFencedInARow = 5
 // id, whose InitProducerID bumps the epoch past the fence. The tasks come
 // back through the group and restore from their changelogs (local state is
 // at its last commit, so only the tail is read).
-func (r *run) rejoinFenced(ctx context.Context, cause error) error {
+func (r *run) rejoinFenced(cause error) error {
 	r.fencedInARow++
 	if r.fencedInARow > maxFencedInARow {
 		return fmt.Errorf("streams: producer fenced %d times in a row (does another instance use this state directory's instance id?): %w", r.fencedInARow, cause)
@@ -40,24 +39,13 @@ func (r *run) rejoinFenced(ctx context.Context, cause error) error {
 	r.app.log.Warn("producer fenced; dropping uncommitted work and rejoining the group", "err", cause)
 	r.app.metrics.fenced.Inc()
 	r.mu.Lock()
-	r.db.Discard()
+	err := r.dropUncommittedLocked()
 	r.out.Lock()
-	clear(r.out.changelogs)
-	r.out.err = nil
+	r.out.err = nil // the fenced producer's; the new one starts clean
 	r.out.Unlock()
-	for _, id := range r.eng.taskIDs() {
-		if err := r.eng.closeTask(id); err != nil {
-			r.mu.Unlock()
-			return err
-		}
-	}
 	clear(r.mu.pending)
 	r.mu.inTxn = false
 	r.mu.fatal = nil
-	err := r.rewindStandbysLocked()
-	if err == nil {
-		err = r.rewindGlobalsLocked()
-	}
 	r.mu.Unlock()
 	if err != nil {
 		return err
@@ -71,5 +59,5 @@ func (r *run) rejoinFenced(ctx context.Context, cause error) error {
 	r.mu.Lock()
 	r.sess, r.cl = sess, sess.Client()
 	r.mu.Unlock()
-	return ctx.Err()
+	return nil // a ctx ended meanwhile is seen by the loop's next poll: a stop
 }

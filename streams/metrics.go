@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
@@ -78,23 +79,37 @@ func newMetrics(reg prometheus.Registerer, topo *Topology, appID string) *metric
 		rebalances: prometheus.NewCounter(prometheus.CounterOpts(f(prometheus.Opts{Name: "rebalances_total",
 			Help: "Assignments this instance received from its group."}))),
 	}
+	if reg != nil {
+		// A second App with the same id on one registry (two instances
+		// in one process) shares the collectors already there.
+		m.processed, m.dropped = register(reg, m.processed), register(reg, m.dropped)
+		m.pollSeconds, m.commitSeconds = register(reg, m.pollSeconds), register(reg, m.commitSeconds)
+		m.storeEntries, m.storeBytes = register(reg, m.storeEntries), register(reg, m.storeBytes)
+		m.restored, m.restoreTime, m.restoreLeft = register(reg, m.restored), register(reg, m.restoreTime), register(reg, m.restoreLeft)
+		m.lag, m.tasks = register(reg, m.lag), register(reg, m.tasks)
+		m.standbyTasks, m.standbyRecords = register(reg, m.standbyTasks), register(reg, m.standbyRecords)
+		m.rebalances, m.fenced = register(reg, m.rebalances), register(reg, m.fenced)
+	}
 	m.nodeCounters = make([]prometheus.Counter, len(topo.nodes))
 	for i, n := range topo.nodes {
 		m.nodeCounters[i] = m.processed.WithLabelValues(n.name)
 	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{m.processed, m.dropped, m.pollSeconds, m.commitSeconds, m.storeEntries,
-			m.storeBytes, m.restored, m.restoreTime, m.restoreLeft, m.lag, m.tasks, m.standbyTasks, m.standbyRecords, m.rebalances, m.fenced} {
-			// A second App with the same id on one registry shares the
-			// collectors already there.
-			if err := reg.Register(c); err != nil {
-				if _, ok := err.(prometheus.AlreadyRegisteredError); !ok {
-					panic(err) // only a programming error in the opts above gets here
-				}
-			}
+	return m
+}
+
+// register registers c, or returns the equal collector registered before.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	err := reg.Register(c)
+	if err == nil {
+		return c
+	}
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing
 		}
 	}
-	return m
+	panic(err) // only a programming error in the opts above gets here
 }
 
 // flushCounts adds the tasks' per-node counts to the collectors.

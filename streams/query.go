@@ -111,6 +111,9 @@ func (a *App) queryTarget(store string) (*run, *storeDef, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: %q", ErrUnknownStore, store)
 	}
+	if def.encodeKey == nil {
+		return nil, nil, fmt.Errorf("%w: store %q is internal to an operator and cannot be queried", ErrTopology, store)
+	}
 	a.mu.Lock()
 	r := a.mu.run
 	a.mu.Unlock()
@@ -233,7 +236,7 @@ func newKeyCodec[K any](encode func(dst []byte, k K) ([]byte, error)) keyCodec {
 }
 
 func (s *KeyValueStore[K, V]) getJSON(kb []byte) (any, bool, error) {
-	b, ok, err := s.s.Get(kb)
+	b, ok, err := s.getEncoded(kb)
 	if err != nil || !ok {
 		return nil, ok, err
 	}

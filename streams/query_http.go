@@ -3,6 +3,7 @@ package streams
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sort"
@@ -18,7 +19,8 @@ import (
 //	GET /stores                        store names, and the tasks each endpoint of the group hosts
 //	GET /stores/{store}/keys/{key}     {"key":…, "value":…}; 404 when absent; a key hosted by
 //	                                   another instance: 307 to that instance, {"owner":"host:port"}
-//	GET /stores/{store}?limit=N        the entries hosted here (key-value stores; default 1000)
+//	GET /stores/{store}?limit=N        the entries hosted here (key-value and window stores;
+//	                                   default 1,000, at most 10,000 per partition)
 //	GET /metrics                       Prometheus metrics
 //
 // A string key is the path segment itself; any other key type is its JSON
@@ -77,7 +79,7 @@ func (a *App) serveKey(w http.ResponseWriter, req *http.Request) {
 	err = r.withTaskStore(def, r.keyTask(def, kb), func(h any) error {
 		js, ok := h.(jsonStore)
 		if !ok {
-			return errors.New("streams: this store cannot be read by key over HTTP")
+			return fmt.Errorf("%w: store %q cannot be read by key over HTTP", ErrTopology, store)
 		}
 		value, found, err = js.getJSON(kb)
 		return err
@@ -85,7 +87,7 @@ func (a *App) serveKey(w http.ResponseWriter, req *http.Request) {
 	var nl *NotLocalError
 	switch {
 	case errors.As(err, &nl) && nl.Owner != "":
-		u := url.URL{Scheme: "http", Host: nl.Owner, Path: req.URL.Path}
+		u := url.URL{Scheme: "http", Host: nl.Owner, Path: req.URL.Path, RawPath: req.URL.RawPath} // keep an escaped key escaped
 		w.Header().Set("Location", u.String())
 		writeJSON(w, http.StatusTemporaryRedirect, map[string]string{"owner": nl.Owner, "task": nl.Task.String()})
 	case err != nil:
@@ -98,11 +100,13 @@ func (a *App) serveKey(w http.ResponseWriter, req *http.Request) {
 }
 
 func (a *App) serveEntries(w http.ResponseWriter, req *http.Request) {
+	// The app's loop waits while the entries are read: bounded.
+	const maxLimit = 10_000
 	limit := 1000
 	if s := req.URL.Query().Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
-		if err != nil || n <= 0 {
-			writeError(w, http.StatusBadRequest, errors.New("limit must be a positive integer"))
+		if err != nil || n <= 0 || n > maxLimit {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("limit must be an integer from 1 to %d", maxLimit))
 			return
 		}
 		limit = n

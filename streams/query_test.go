@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,10 +157,13 @@ func TestAppQueriesAndStateRebuild(t *testing.T) {
 	}
 	metrics := httpGet(t, "http://"+a.addr+"/metrics")
 	for _, m := range []string{`runnel_streams_records_processed_total{app="wordcount-iq",node="KSTREAM-SOURCE-0000000000"}`,
-		"runnel_streams_commit_seconds_count", "runnel_streams_task_lag_records", "runnel_streams_active_tasks"} {
-		if !strings.Contains(metrics, m) {
-			t.Errorf("metrics lack %s", m)
+		`runnel_streams_commit_seconds_count{app="wordcount-iq"}`, `runnel_streams_active_tasks{app="wordcount-iq"}`} {
+		if v := metricValue(t, metrics, m); v <= 0 {
+			t.Errorf("%s = %v, want > 0", m, v)
 		}
+	}
+	if !strings.Contains(metrics, "runnel_streams_task_lag_records{") {
+		t.Error("no task lag reported")
 	}
 
 	a.close(t)
@@ -172,8 +176,8 @@ func TestAppQueriesAndStateRebuild(t *testing.T) {
 	if r := waitCounts(t, alone, want); r != 0 {
 		t.Errorf("%d queries redirected with one instance", r)
 	}
-	if m := httpGet(t, "http://"+alone.addr+"/metrics"); !strings.Contains(m, "runnel_streams_restored_records_total") {
-		t.Errorf("no restore counted after the state directory was deleted")
+	if v := metricValue(t, httpGet(t, "http://"+alone.addr+"/metrics"), `runnel_streams_restored_records_total{app="wordcount-iq",store="counts"}`); v <= 0 {
+		t.Errorf("restored records = %v after the state directory was deleted, want > 0", v)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "a", "wordcount-iq", "db")); err != nil {
 		t.Errorf("state not rebuilt on disk: %v", err)
@@ -192,4 +196,20 @@ func httpGet(t *testing.T, url string) string {
 		t.Fatalf("GET %s: %s %v", url, resp.Status, err)
 	}
 	return string(b)
+}
+
+// metricValue is the value of the series (name and labels, as exposed) in
+// a Prometheus text exposition; -1 when it is not there.
+func metricValue(t *testing.T, text, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			return v
+		}
+	}
+	return -1
 }

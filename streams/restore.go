@@ -16,7 +16,8 @@ const restoreBatch = 100_000
 
 // restorePendingLocked brings the stores of newly assigned tasks up to
 // their changelogs, opens the tasks and resumes fetching their input. It
-// commits first, so that the state DB's batch holds only restored data.
+// commits what was processed first (exactly once, when a transaction is
+// open).
 func (r *run) restorePendingLocked(ctx context.Context) error {
 	if err := r.commitLocked(ctx); err != nil {
 		return err
@@ -33,10 +34,7 @@ func (r *run) restorePendingLocked(ctx context.Context) error {
 	defer func() { r.app.metrics.restoreTime.Add(time.Since(start).Seconds()) }()
 	resume := map[string][]int32{}
 	for _, id := range ids {
-		for _, s := range r.app.topo.subs[id.Subtopology].stores {
-			if !s.logged {
-				continue
-			}
+		for _, s := range r.loggedStores(id) {
 			if err := r.restoreStore(ctx, s, id.Partition); err != nil {
 				return fmt.Errorf("streams: task %s: restore %s: %w", id, s.name, err)
 			}

@@ -325,7 +325,7 @@ func (r *run) loop(ctx context.Context) error {
 		_ = fetchErr // kgo retries fetch errors itself; they are logged here
 		if err := r.step(ctx, fetches); err != nil {
 			if r.sess != nil && isFenced(err) {
-				if err := r.rejoinFenced(ctx, err); err != nil {
+				if err := r.rejoinFenced(err); err != nil {
 					return err
 				}
 				continue
@@ -502,21 +502,9 @@ func (r *run) checkpointLocked() {
 // and every task starts again from the committed state (the session has
 // rewound the consumer to the committed offsets).
 func (r *run) resetLocked() error {
-	r.db.Discard()
-	if err := r.rewindStandbysLocked(); err != nil {
-		return err
-	}
-	if err := r.rewindGlobalsLocked(); err != nil {
-		return err
-	}
-	r.out.Lock()
-	clear(r.out.changelogs)
-	r.out.Unlock()
 	ids := r.eng.taskIDs()
-	for _, id := range ids {
-		if err := r.eng.closeTask(id); err != nil {
-			return err
-		}
+	if err := r.dropUncommittedLocked(); err != nil {
+		return err
 	}
 	for _, id := range ids {
 		if _, err := r.eng.open(id); err != nil {
@@ -525,6 +513,26 @@ func (r *run) resetLocked() error {
 	}
 	r.lastCommit = time.Now()
 	return nil
+}
+
+// dropUncommittedLocked forgets everything since the last commit: the
+// state DB's batch, the changelog offsets written, the standby and global
+// clients' progress (rewound to their checkpoints) and the open tasks
+// (closed; their caches with them).
+func (r *run) dropUncommittedLocked() error {
+	r.db.Discard()
+	r.out.Lock()
+	clear(r.out.changelogs)
+	r.out.Unlock()
+	for _, id := range r.eng.taskIDs() {
+		if err := r.eng.closeTask(id); err != nil {
+			return err
+		}
+	}
+	if err := r.rewindStandbysLocked(); err != nil {
+		return err
+	}
+	return r.rewindGlobalsLocked()
 }
 
 // shutdown is the graceful half of Run's end: commit what was processed.

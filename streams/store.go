@@ -13,25 +13,26 @@ import (
 // then they reach the changelog topic and the instance's pebble DB
 // together.
 //
-// A write-back cache of decoded values sits in front of the state DB (as
+// A write-back cache of encoded values sits in front of the state DB (as
 // Kafka Streams' record cache): a hot key is read and written without a
-// pebble lookup, encoding or decoding, and reaches the DB once per commit
-// (or when the cache is full), with only its latest value.
+// pebble lookup, and reaches the DB once per commit (or when the cache is
+// full), with only its latest value. It holds bytes, not values, so a value
+// Get returns is the caller's own: changing it changes nothing stored.
 type KeyValueStore[K, V any] struct {
 	s     *state.KeyValue
 	ks    serde.Serde[K]
 	vs    serde.Serde[V]
 	kbuf  []byte
 	vbuf  []byte
-	cache map[string]cached[V] // by encoded key; nil: no cache
-	limit int                  // entries the cache holds before it is flushed and cleared
-	dirty int                  // entries written since the last flush
+	cache map[string]*cached // by encoded key; nil: no cache
+	limit int                // entries the cache holds before it is flushed and cleared
+	dirty int                // entries written since the last flush
 }
 
-// cached is a cache entry: the value, or its absence (a delete or a miss),
-// and whether the DB does not have it yet.
-type cached[V any] struct {
-	v     V
+// cached is a cache entry: the encoded value, or its absence (a delete or
+// a miss), and whether the DB does not have it yet.
+type cached struct {
+	b     []byte
 	ok    bool
 	dirty bool
 }
@@ -39,7 +40,7 @@ type cached[V any] struct {
 func newKeyValueStore[K, V any](s *state.KeyValue, ks serde.Serde[K], vs serde.Serde[V], cacheEntries int) *KeyValueStore[K, V] {
 	st := &KeyValueStore[K, V]{s: s, ks: ks, vs: vs, limit: cacheEntries}
 	if cacheEntries > 0 {
-		st.cache = make(map[string]cached[V])
+		st.cache = make(map[string]*cached)
 	}
 	return st
 }
@@ -55,7 +56,7 @@ func (s *KeyValueStore[K, V]) flush() error {
 		}
 		var err error
 		if e.ok {
-			err = s.write([]byte(k), e.v)
+			err = s.s.Put([]byte(k), e.b)
 		} else {
 			err = s.s.Delete([]byte(k))
 		}
@@ -63,44 +64,66 @@ func (s *KeyValueStore[K, V]) flush() error {
 			return err
 		}
 		e.dirty = false
-		s.cache[k] = e
 	}
 	s.dirty = 0
 	return nil
 }
 
-// remember caches an entry, making room first when the cache is full.
-func (s *KeyValueStore[K, V]) remember(kb []byte, e cached[V]) error {
-	if old, ok := s.cache[string(kb)]; ok {
-		if e.dirty && !old.dirty {
-			s.dirty++
-		}
-		s.cache[string(kb)] = e
-		return nil
+// entry returns kb's cache entry, adding an empty one (making room first
+// when the cache is full) if there is none; fresh says it was added.
+func (s *KeyValueStore[K, V]) entry(kb []byte) (e *cached, fresh bool, err error) {
+	if e := s.cache[string(kb)]; e != nil {
+		return e, false, nil
 	}
 	if len(s.cache) >= s.limit {
 		if err := s.flush(); err != nil {
-			return err
+			return nil, false, err
 		}
 		clear(s.cache)
 	}
-	if e.dirty {
-		s.dirty++
-	}
+	e = &cached{}
 	s.cache[string(kb)] = e
-	return nil
+	return e, true, nil
 }
 
-func (s *KeyValueStore[K, V]) write(kb []byte, v V) error {
-	vb, err := s.vs.Encode(s.vbuf[:0], v)
+// getEncoded returns the encoded value of the encoded key kb, through the
+// cache; the bytes are valid until the store's next call.
+func (s *KeyValueStore[K, V]) getEncoded(kb []byte) ([]byte, bool, error) {
+	if s.cache == nil {
+		return s.s.Get(kb)
+	}
+	if e := s.cache[string(kb)]; e != nil {
+		return e.b, e.ok, nil
+	}
+	b, ok, err := s.s.Get(kb)
 	if err != nil {
-		return fmt.Errorf("streams: store value: %w", err)
+		return nil, false, err
 	}
-	s.vbuf = vb
-	if vb == nil {
-		vb = []byte{} // a nil value would be a delete
+	e, _, err := s.entry(kb)
+	if err != nil {
+		return nil, false, err
 	}
-	return s.s.Put(kb, vb)
+	e.b, e.ok = append(e.b[:0], b...), ok
+	return e.b, ok, nil
+}
+
+// setEncoded writes the encoded value vb (nil: a delete) of kb.
+func (s *KeyValueStore[K, V]) setEncoded(kb, vb []byte, ok bool) error {
+	if s.cache == nil {
+		if !ok {
+			return s.s.Delete(kb)
+		}
+		return s.s.Put(kb, vb)
+	}
+	e, _, err := s.entry(kb)
+	if err != nil {
+		return err
+	}
+	if !e.dirty {
+		s.dirty++
+	}
+	e.b, e.ok, e.dirty = append(e.b[:0], vb...), ok, true
+	return nil
 }
 
 func (s *KeyValueStore[K, V]) key(k K) ([]byte, error) {
@@ -118,25 +141,15 @@ func (s *KeyValueStore[K, V]) Get(k K) (v V, ok bool, err error) {
 	if err != nil {
 		return v, false, err
 	}
-	if e, hit := s.cache[string(kb)]; hit {
-		return e.v, e.ok, nil
-	}
-	b, ok, err := s.s.Get(kb)
-	if err == nil && ok {
-		v, err = s.vs.Decode(b)
-		if err != nil {
-			return v, false, fmt.Errorf("streams: store value: %w", err)
-		}
-	}
-	if err != nil {
+	b, ok, err := s.getEncoded(kb)
+	if err != nil || !ok {
 		return v, false, err
 	}
-	if s.cache != nil {
-		if err := s.remember(kb, cached[V]{v: v, ok: ok}); err != nil {
-			return v, false, err
-		}
+	v, err = s.vs.Decode(b)
+	if err != nil {
+		return v, false, fmt.Errorf("streams: store value: %w", err)
 	}
-	return v, ok, nil
+	return v, true, nil
 }
 
 // Put stores v for k.
@@ -145,10 +158,15 @@ func (s *KeyValueStore[K, V]) Put(k K, v V) error {
 	if err != nil {
 		return err
 	}
-	if s.cache != nil {
-		return s.remember(kb, cached[V]{v: v, ok: true, dirty: true})
+	vb, err := s.vs.Encode(s.vbuf[:0], v)
+	if err != nil {
+		return fmt.Errorf("streams: store value: %w", err)
 	}
-	return s.write(kb, v)
+	s.vbuf = vb
+	if vb == nil {
+		vb = []byte{} // a nil value would be a delete
+	}
+	return s.setEncoded(kb, vb, true)
 }
 
 // Delete removes k.
@@ -157,10 +175,7 @@ func (s *KeyValueStore[K, V]) Delete(k K) error {
 	if err != nil {
 		return err
 	}
-	if s.cache != nil {
-		return s.remember(kb, cached[V]{dirty: true})
-	}
-	return s.s.Delete(kb)
+	return s.setEncoded(kb, nil, false)
 }
 
 // All iterates over every entry in key order. An error (a value its serde

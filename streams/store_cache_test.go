@@ -90,4 +90,9 @@ func TestKeyValueStoreCacheReadsItsWritesThroughEvictions(t *testing.T) {
 			t.Errorf("changelog's last record of %s = %v, store has it: %v", k, latest[k], ok)
 		}
 	}
+	for k := range want {
+		if latest[k] == nil {
+			t.Errorf("%s is in the store but its value never reached the changelog", k)
+		}
+	}
 }

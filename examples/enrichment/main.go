@@ -172,10 +172,17 @@ func run(ctx context.Context, brokerList string, w io.Writer) error {
 	go func() { done <- app.Run(ctx) }()
 
 	// Orders and customers are read side by side; send the orders once the
-	// table holds bob's upgrade, so that what they meet is certain. (The
-	// global table is loaded in full before the app processes anything.)
-	if err := waitForTier(ctx, app, "c2", "gold", done); err != nil {
-		return err
+	// table holds every customer's latest record, so that what they meet
+	// is certain. (The global table is loaded in full before the app
+	// processes anything.)
+	latest := map[string]Customer{}
+	for _, c := range customers {
+		latest[c.id] = c.c
+	}
+	for id, c := range latest {
+		if err := waitForCustomer(ctx, app, id, c, done); err != nil {
+			return err
+		}
 	}
 	for _, o := range orders {
 		if err := send("orders", o.customer, o.o); err != nil {
@@ -205,12 +212,12 @@ func run(ctx context.Context, brokerList string, w io.Writer) error {
 	return <-done
 }
 
-// waitForTier asks the app's customers store (an interactive query) until
-// customer id has tier.
-func waitForTier(ctx context.Context, app *streams.App, id, tier string, done <-chan error) error {
+// waitForCustomer asks the app's customers store (an interactive query)
+// until it holds want for customer id.
+func waitForCustomer(ctx context.Context, app *streams.App, id string, want Customer, done <-chan error) error {
 	for {
 		c, ok, err := streams.Get[string, Customer](app, "customers-store", id)
-		if err == nil && ok && c.Tier == tier {
+		if err == nil && ok && c == want {
 			return nil
 		}
 		if err != nil && !errors.Is(err, streams.ErrNotRunning) && !errors.Is(err, streams.ErrRestoring) {

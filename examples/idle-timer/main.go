@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -135,7 +136,12 @@ func run(ctx context.Context, brokerList string, idle time.Duration, w io.Writer
 	for _, u := range users {
 		cl.Produce(ctx, &kgo.Record{Topic: "activity", Key: []byte(u), Value: []byte("login")}, nil)
 	}
-	go keepActive(ctx, cl, "alice", idle/4)
+	var wg sync.WaitGroup
+	defer func() { // before the client closes
+		cancel()
+		wg.Wait()
+	}()
+	wg.Go(func() { keepActive(ctx, cl, "alice", idle/4) })
 
 	reported := map[string]bool{}
 	for len(reported) < len(users)-1 {

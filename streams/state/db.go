@@ -38,10 +38,13 @@ type DB struct {
 	// indexed (nothing reads a partition while it restores), not in
 	// Changes, committed before batch (see commit).
 	restored *pebble.Batch
-	gen      uint64 // incremented by Discard: invalidates the handles' expiry memos
-	byName   map[string]regEntry
-	byID     map[uint64]regEntry
-	nextID   uint64
+	// dropped: the batch holds a Drop, which must apply before the
+	// restored records that follow it (see commit).
+	dropped bool
+	gen     uint64 // incremented by Discard: invalidates the handles' expiry memos
+	byName  map[string]regEntry
+	byID    map[uint64]regEntry
+	nextID  uint64
 
 	kvs      map[handleKey]*KeyValue
 	windows  map[handleKey]*Window
@@ -139,14 +142,26 @@ func (db *DB) commit(opts *pebble.WriteOptions) error {
 	}
 	// Restored records first, then the batch with their checkpoints: a
 	// crash between the two leaves data ahead of its checkpoint, which a
-	// restore applies again to the same result; never the other way.
+	// restore applies again to the same result; never the other way. But
+	// when the batch drops a store partition, that drop came before the
+	// restored records (a partition lost, then restored or followed again):
+	// they go into the batch after it, one commit in program order.
 	if db.restored != nil && !db.restored.Empty() {
-		if err := db.restored.Commit(opts); err != nil {
+		var err error
+		if db.dropped {
+			err = db.batch.Apply(db.restored, nil)
+		} else {
+			err = db.restored.Commit(opts)
+		}
+		if err != nil {
 			return fmt.Errorf("state: commit restored records: %w", err)
 		}
+	}
+	if db.restored != nil {
 		_ = db.restored.Close()
 		db.restored = nil
 	}
+	db.dropped = false
 	if !db.batch.Empty() {
 		if err := db.batch.Commit(opts); err != nil {
 			return fmt.Errorf("state: commit: %w", err)
@@ -175,6 +190,7 @@ func (db *DB) Discard() {
 		_ = db.restored.Close()
 		db.restored = nil
 	}
+	db.dropped = false
 	db.gen++
 }
 
@@ -252,6 +268,7 @@ func (db *DB) Drop(store string, partition int32) error {
 	if err := db.batch.Delete(db.checkpointKey(store, partition), nil); err != nil {
 		return fmt.Errorf("state: drop %s/%d: %w", store, partition, err)
 	}
+	db.dropped = true
 	e, ok := db.byName[store]
 	if !ok {
 		return nil

@@ -49,8 +49,12 @@
 // It reads the pending batch itself, so the write path keeps no dirty set
 // and allocates nothing per write. Expire and Drop are not reported: a
 // windowed changelog topic expires by its own retention, and Drop is local.
-// Restore applies one changelog record to a store as if written; a key too
-// short for its kind fails with ErrCorruptChangelog.
+// Restore applies one changelog record to a store; a key too short for its
+// kind fails with ErrCorruptChangelog. Window and session records go into
+// the pending batch as if written; key-value records into a batch of their
+// own, unindexed (nothing reads a partition while it restores), not in
+// Changes, and visible once committed, ahead of the pending batch (or after
+// it when the batch holds a Drop, so that the drop cannot delete them).
 //
 // SetCheckpoint puts the next changelog offset to read for a store partition
 // into the same pending batch as the data, so both become durable in the same

@@ -109,3 +109,42 @@ func TestClosed(t *testing.T) {
 		t.Fatal("Range after Close did not fail")
 	}
 }
+
+// TestRestoreAfterDropInOneBatch: a partition dropped (lost) and then
+// restored again before the next commit keeps what was restored, with the
+// checkpoint set after it; restored records are not in Changes.
+func TestRestoreAfterDropInOneBatch(t *testing.T) {
+	for _, sync := range []bool{true, false} {
+		db := openMem(t)
+		s := db.KeyValue("kv", 0)
+		must(t, s.Put([]byte("old"), []byte("1")))
+		db.SetCheckpoint("kv", 0, 5)
+		must(t, db.Commit())
+
+		must(t, db.Drop("kv", 0))
+		must(t, s.Restore([]byte("a"), []byte("2")))
+		must(t, s.Restore([]byte("b"), []byte("3")))
+		db.SetCheckpoint("kv", 0, 2)
+		var changed int
+		must(t, db.Changes(func(string, int32, []byte, []byte) error { changed++; return nil }))
+		if changed != 0 {
+			t.Errorf("Changes reported %d restored records", changed)
+		}
+		if sync {
+			must(t, db.Commit())
+		} else {
+			must(t, db.CommitNoSync())
+		}
+		for k, want := range map[string]string{"a": "2", "b": "3"} {
+			if v, ok, err := s.Get([]byte(k)); !ok || err != nil || string(v) != want {
+				t.Errorf("after commit %s = %q %v %v, want %s", k, v, ok, err, want)
+			}
+		}
+		if _, ok, _ := s.Get([]byte("old")); ok {
+			t.Error("the dropped key is back")
+		}
+		if off, ok, err := db.Checkpoint("kv", 0); !ok || err != nil || off != 2 {
+			t.Errorf("checkpoint = %d %v %v, want 2", off, ok, err)
+		}
+	}
+}
