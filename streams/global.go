@@ -134,18 +134,18 @@ func (r *run) applyGlobals(fetches kgo.Fetches) (int, error) {
 		if err != nil || apply == nil || len(p.Records) == 0 {
 			return
 		}
-		for _, rec := range p.Records {
-			g.next[p.Topic][p.Partition] = rec.Offset + 1
-			if rec.Attrs.IsControl() {
-				continue
-			}
-			if aerr := apply(rec); errors.Is(aerr, ErrBadRecord) {
+		next, applied, aerr := applyChangelog(p.Records, g.next[p.Topic][p.Partition], func(rec *kgo.Record) error {
+			aerr := apply(rec)
+			if errors.Is(aerr, ErrBadRecord) {
 				r.app.log.Warn("skipping a global table record that cannot be decoded", "err", aerr)
-			} else if aerr != nil {
-				err = aerr
-				return
+				return nil
 			}
-			n++
+			return aerr
+		})
+		g.next[p.Topic][p.Partition], n = next, n+applied
+		if aerr != nil {
+			err = aerr
+			return
 		}
 		r.db.SetCheckpoint(g.store[p.Topic], p.Partition, g.next[p.Topic][p.Partition])
 	})

@@ -248,7 +248,12 @@ func (s *KeyValueStore[K, V]) getJSON(kb []byte) (any, bool, error) {
 }
 
 func (s *KeyValueStore[K, V]) entriesJSON(out []jsonEntry, limit int) ([]jsonEntry, error) {
-	for kv, err := range s.All() {
+	return appendEntries(out, limit, s.All())
+}
+
+// appendEntries appends entries to out until it holds limit.
+func appendEntries[K, V any](out []jsonEntry, limit int, entries iter.Seq2[KeyValue[K, V], error]) ([]jsonEntry, error) {
+	for kv, err := range entries {
 		if err != nil {
 			return out, err
 		}
@@ -289,16 +294,7 @@ func (s *WindowStore[K, V]) getJSON(kb []byte) (any, bool, error) {
 }
 
 func (s *WindowStore[K, V]) entriesJSON(out []jsonEntry, limit int) ([]jsonEntry, error) {
-	for kv, err := range s.All() {
-		if err != nil {
-			return out, err
-		}
-		if len(out) >= limit {
-			break
-		}
-		out = append(out, jsonEntry{Key: kv.Key, Value: kv.Value})
-	}
-	return out, nil
+	return appendEntries(out, limit, s.All())
 }
 
 // getJSON of a session store: the key's sessions, in start order.

@@ -91,6 +91,7 @@ func (r *run) restoreStore(ctx context.Context, s *storeDef, partition int32) er
 		return nil
 	}
 	apply := restorer(r, s, partition)
+	applyKV := func(rec *kgo.Record) error { return apply(rec.Key, rec.Value) }
 	r.rcl.AddConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(from)}})
 	defer r.rcl.RemoveConsumePartitions(map[string][]int32{topic: {partition}})
 	next, applied := from, 0
@@ -105,17 +106,13 @@ func (r *run) restoreStore(ctx context.Context, s *storeDef, partition int32) er
 			return ferr
 		}
 		var aerr error
-		fetches.EachRecord(func(rec *kgo.Record) {
-			if aerr != nil || rec.Topic != topic || rec.Partition != partition {
+		fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+			if aerr != nil || p.Topic != topic || p.Partition != partition {
 				return
 			}
-			next = rec.Offset + 1
-			if rec.Attrs.IsControl() {
-				return
-			}
-			if aerr = apply(rec.Key, rec.Value); aerr == nil {
-				applied++
-			}
+			var n int
+			next, n, aerr = applyChangelog(p.Records, next, applyKV)
+			applied += n
 		})
 		if aerr != nil {
 			return fmt.Errorf("changelog %s/%d: %w", topic, partition, aerr)
@@ -133,6 +130,25 @@ func (r *run) restoreStore(ctx context.Context, s *storeDef, partition int32) er
 		}
 	}
 	return nil
+}
+
+// applyChangelog applies one fetched changelog partition's records in
+// order with apply, skipping control records (transaction markers). It
+// returns the offset after the last record it went through (next when
+// there is none) and how many it applied, and stops at apply's first error.
+func applyChangelog(recs []*kgo.Record, next int64, apply func(*kgo.Record) error) (int64, int, error) {
+	n := 0
+	for _, rec := range recs {
+		next = rec.Offset + 1
+		if rec.Attrs.IsControl() {
+			continue
+		}
+		if err := apply(rec); err != nil {
+			return next, n, err
+		}
+		n++
+	}
+	return next, n, nil
 }
 
 // restorer returns the function that applies one changelog record to a

@@ -100,17 +100,11 @@ func (r *run) syncStandbysLocked() error {
 		if err != nil || part == nil || len(p.Records) == 0 {
 			return // a partition removed since it was fetched
 		}
-		n := 0
-		for _, rec := range p.Records {
-			part.next = rec.Offset + 1
-			if rec.Attrs.IsControl() {
-				continue
-			}
-			if err = part.apply(rec.Key, rec.Value); err != nil {
-				err = fmt.Errorf("streams: standby of %s/%d: %w", p.Topic, p.Partition, err)
-				return
-			}
-			n++
+		var n int
+		apply := func(rec *kgo.Record) error { return part.apply(rec.Key, rec.Value) }
+		if part.next, n, err = applyChangelog(p.Records, part.next, apply); err != nil {
+			err = fmt.Errorf("streams: standby of %s/%d: %w", p.Topic, p.Partition, err)
+			return
 		}
 		r.db.SetCheckpoint(part.store.name, p.Partition, part.next)
 		r.app.metrics.standbyRecords.WithLabelValues(part.store.name).Add(float64(n))
