@@ -82,7 +82,7 @@
 //	broker.go      BrokerLayers, Broker, ResolveBroker, dynamic-update checks
 //	listeners.go   listeners, security protocol map, quorum voters
 //	describe.go    DescribeConfigs entries
-//	file.go        LoadFile: YAML and .properties
+//	file.go        LoadFile: checks the entries internal/configfile reads
 //	flags.go       RegisterFlags
 //	topicname.go   TopicNameError
 //

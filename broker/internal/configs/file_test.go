@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/runnel-io/runnel/internal/configfile"
 )
 
 var wantExample = map[string]string{
@@ -159,44 +161,17 @@ func TestLoadFileMissingOrUnknownType(t *testing.T) {
 	}
 }
 
-func TestParseProperties(t *testing.T) {
-	got, err := parseProperties([]byte("a=1\n  b : 2 \nc 3\nd\\=e=4\nf=five\\\n   six\ng=\\t\\u00e9\\\\\nh=\r\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []fileEntry{
-		{key: "a", value: "1", line: 1},
-		{key: "b", value: "2 ", line: 2},
-		{key: "c", value: "3", line: 3},
-		{key: "d=e", value: "4", line: 4},
-		{key: "f", value: "fivesix", line: 5},
-		{key: "g", value: "\té\\", line: 7},
-		{key: "h", value: "", line: 8},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("\n got %+v\nwant %+v", got, want)
-	}
-}
-
-// The file parsers never panic; whatever they accept, LoadFile's checks
-// and ParseBroker handle.
+// Whatever the properties parser accepts, ParseBroker handles.
 func FuzzParseProperties(f *testing.F) {
 	f.Add([]byte("a=1\nb\\\n c:2\n#x\nd \\u00e9\\"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		entries, err := parseProperties(data)
+		entries, err := configfile.ParseProperties(data)
 		if err == nil {
 			settings := map[string]string{}
 			for _, e := range entries {
-				settings[e.key] = e.value
+				settings[e.Key] = e.Value
 			}
 			_, _ = ParseBroker(settings)
 		}
-	})
-}
-
-func FuzzParseYAML(f *testing.F) {
-	f.Add([]byte("a: 1\nb:\n  c: [1, 2]\nd: &x ~\ne: *x\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		_, _ = parseYAML(data)
 	})
 }
