@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools.sh installs the clients that the integration tests drive and that Go
 # does not bring: kcat (librdkafka), kafka-python (Debian's python3-kafka, with
-# its compression codecs) and kafkajs (npm, into integration/clients/node).
+# its compression codecs), kafkajs (npm, into integration/clients/node) and
+# PostgreSQL (Debian's postgresql, whose servers internal/pgtest starts).
 #
 # It is idempotent and quick when everything is present: it looks first and runs
 # `apt-get update` (once) or `npm ci` only for what is missing. It needs no TTY;
@@ -28,6 +29,12 @@ for mod_pkg in kafka:python3-kafka snappy:python3-snappy lz4:python3-lz4 zstanda
 done
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)
+# internal/pgtest looks where this does: PATH, then Debian's versioned
+# directories (which are not in PATH).
+initdb_path() {
+	command -v initdb 2>/dev/null || ls -1d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1
+}
+[[ -n $(initdb_path) ]] || missing+=(postgresql)
 
 if ((${#missing[@]})); then
 	echo "tools: installing Debian packages: ${missing[*]}"
@@ -50,4 +57,5 @@ fi
 
 echo "tools: kcat $(kcat -V 2>&1 | sed -n 's/^Version \([^ ]*\).*librdkafka \([^ ]*\) .*/\1 (librdkafka \2)/p')," \
 	"kafka-python $("$PY" -c 'import kafka; print(kafka.__version__)')," \
-	"node $(node --version), kafkajs $(node -p "require('./$NODE_DIR/node_modules/kafkajs/package.json').version")"
+	"node $(node --version), kafkajs $(node -p "require('./$NODE_DIR/node_modules/kafkajs/package.json').version")," \
+	"postgresql $("$(initdb_path)" --version | awk '{print $3}')"
