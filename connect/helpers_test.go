@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func startWorker(t *testing.T, seeds []string, dir string, extra connect.Config,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	w, err := connect.StartStandalone(ctx, cfg, conns, connect.WorkerOptions{Registry: connectors.NewRegistry()})
+	w, err := connect.StartStandalone(ctx, cfg, conns, connect.WorkerOptions{Registry: connectors.NewRegistry(), Logger: testLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,4 +143,43 @@ func consumeAll(t *testing.T, seeds []string, topic string, n int) []*kgo.Record
 		out = append(out, fs.Records()...)
 	}
 	return out
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func registry() *connect.Registry { return connectors.NewRegistry() }
+
+// metricsText returns the worker's /metrics page.
+func metricsText(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// testLogger logs into the test's output when -v is given.
+func testLogger(t *testing.T) *slog.Logger {
+	if !testing.Verbose() {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return slog.New(slog.NewTextHandler(tWriter{t}, nil))
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }

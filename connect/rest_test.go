@@ -1,7 +1,6 @@
 package connect_test
 
 import (
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -275,15 +274,8 @@ func TestRESTPathsAndShapes(t *testing.T) {
 	}
 
 	// Metrics.
-	resp, err := http.Get(u + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sb strings.Builder
-	_, _ = io.Copy(&sb, resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(sb.String(), `runnel_connect_sink_records_put_total{connector="snk",task="0"} 5`) {
-		t.Fatalf("metrics lack the sink's records:\n%s", sb.String())
+	if m := metricsText(t, u); !strings.Contains(m, `runnel_connect_sink_records_put_total{connector="snk",task="0"} 5`) {
+		t.Fatalf("metrics lack the sink's records:\n%s", m)
 	}
 
 	// Delete: 204, then 404.

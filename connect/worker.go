@@ -256,10 +256,10 @@ func (r *taskRunner) run(ctx context.Context) {
 			<-ctx.Done()
 			return
 		}
-		// A task that ran well for longer than the longest backoff starts
-		// over from the first.
-		max := r.connCfg.Millis(KeyAutoRestartBackoffMax)
-		if time.Since(started) > max {
+		// A task that ran well for a while (a minute, or the longest
+		// backoff if that is longer) starts over from the first backoff.
+		longest := r.connCfg.Millis(KeyAutoRestartBackoffMax)
+		if time.Since(started) > max(longest, time.Minute) {
 			backoff = r.connCfg.Millis(KeyAutoRestartBackoff)
 		}
 		r.log.Info("restarting the failed task after a backoff", "backoff", backoff)
@@ -270,7 +270,7 @@ func (r *taskRunner) run(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		backoff = min(2*backoff, max)
+		backoff = min(2*backoff, longest)
 		r.w.metrics.restarts.WithLabelValues(r.id.Connector, itoa(r.id.Task)).Inc()
 		r.setStatus(StateRestarting, "")
 	}
