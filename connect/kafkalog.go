@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -113,12 +114,9 @@ func (l *kafkaLog) read(ctx context.Context) {
 // readToEnd waits until every record committed to the topic before the
 // call has been applied.
 func (l *kafkaLog) readToEnd(ctx context.Context) error {
-	ends, err := kadm.NewClient(l.cl).ListCommittedOffsets(ctx, l.topic)
+	ends, err := l.ends(ctx)
 	if err != nil {
-		return fmt.Errorf("connect: reading the end of %s: %w", l.topic, err)
-	}
-	if err := ends.Error(); err != nil {
-		return fmt.Errorf("connect: reading the end of %s: %w", l.topic, err)
+		return err
 	}
 	for {
 		l.mu.Lock()
@@ -141,6 +139,32 @@ func (l *kafkaLog) readToEnd(ctx context.Context) error {
 		case <-ctx.Done():
 			return fmt.Errorf("connect: reading %s to its end: %w", l.topic, ctx.Err())
 		}
+	}
+}
+
+// ends lists the topic's last stable offsets, retrying while the topic is
+// new (its partitions may not have leaders yet).
+func (l *kafkaLog) ends(ctx context.Context) (kadm.ListedOffsets, error) {
+	wait := 10 * time.Millisecond
+	for {
+		ends, err := kadm.NewClient(l.cl).ListCommittedOffsets(ctx, l.topic)
+		if err == nil {
+			err = ends.Error()
+		}
+		if err == nil {
+			return ends, nil
+		}
+		if !kerr.IsRetriable(err) {
+			return nil, fmt.Errorf("connect: reading the end of %s: %w", l.topic, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("connect: reading the end of %s: %w (%v)", l.topic, ctx.Err(), err)
+		case <-t.C:
+		}
+		wait = min(2*wait, time.Second)
 	}
 }
 

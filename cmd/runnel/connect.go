@@ -23,7 +23,48 @@ func newConnectCmd() *cobra.Command {
 The REST API (Kafka Connect's paths) listens on the worker's listeners
 (default http://:8083).`,
 	}
-	cmd.AddCommand(newConnectStandaloneCmd())
+	cmd.AddCommand(newConnectStandaloneCmd(), newConnectDistributedCmd())
+	return cmd
+}
+
+func newConnectDistributedCmd() *cobra.Command {
+	var logLevel, logFormat string
+	cmd := &cobra.Command{
+		Use:   "distributed WORKER-CONFIG",
+		Short: "Run a worker of a Connect cluster (workers with the same group.id share the work)",
+		Long: `Run a distributed worker: workers with the same group.id form a Connect
+cluster over the Kafka protocol and spread connectors and tasks among them;
+when a worker joins or dies, its tasks move. Connector configs, offsets and
+states live in compacted topics (config.storage.topic, offset.storage.topic,
+status.storage.topic), created when missing. Manage connectors over the REST
+API of any worker.`,
+		Example: `  runnel connect distributed worker.yaml
+  curl -X POST -H 'Content-Type: application/json' localhost:8083/connectors \
+    -d '{"name": "in", "config": {"connector.class": "FileStreamSource", "file": "in.txt", "topic": "lines"}}'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			logger, err := newLogger(cmd.ErrOrStderr(), logLevel, logFormat)
+			if err != nil {
+				return err
+			}
+			wcfg, err := connect.LoadWorkerConfig(args[0])
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			w, err := connect.StartDistributed(ctx, wcfg, connect.WorkerOptions{Registry: connectors.NewRegistry(), Logger: logger})
+			if err != nil {
+				return err
+			}
+			defer w.Close()
+			fmt.Fprintf(cmd.ErrOrStderr(), "runnel connect distributed: worker of group %s, REST API on %s; Ctrl-C stops\n", wcfg[connect.WorkerGroupID], w.URL())
+			<-ctx.Done()
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	return cmd
 }
 
