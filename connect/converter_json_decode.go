@@ -235,6 +235,9 @@ func (d decoder) typedMap(s *Schema, node any) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("map key: %w", err)
 		}
+		if k == nil {
+			return nil, errors.New("map keys must not be null")
+		}
 		text := mapKeyText(k)
 		if out[text], err = d.typed(s.Values, pair[1]); err != nil {
 			return nil, fmt.Errorf("key %q: %w", text, err)
@@ -252,10 +255,8 @@ func mapKeyText(k any) string {
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case bool:
 		return strconv.FormatBool(x)
-	case string:
-		return x
 	}
-	return "null" // a null key of an optional key schema
+	return fmt.Sprint(k) // a string: checkMapKeys allows no other type
 }
 
 // jsonKind names a decoded JSON node as Jackson's node types do.

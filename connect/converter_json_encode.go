@@ -7,6 +7,7 @@ package connect
 
 import (
 	"bytes"
+	"cmp"
 	"encoding"
 	"encoding/base64"
 	"encoding/json"
@@ -202,7 +203,7 @@ func (e *jsonEncoder) plainReflect(v any) error {
 			return err
 		}
 		keys := rv.MapKeys()
-		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmpStrings(a.String(), b.String()) })
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return cmp.Compare(a.String(), b.String()) })
 		e.buf = append(e.buf, '{')
 		for i, k := range keys {
 			if i > 0 {
@@ -235,16 +236,6 @@ func (e *jsonEncoder) plainReflect(v any) error {
 		return e.float(rv.Float(), 64)
 	}
 	return e.marshal(v)
-}
-
-func cmpStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // marshal writes v with encoding/json, without its HTML escaping.

@@ -16,6 +16,7 @@ func FuzzJSONToConnect(f *testing.F) {
 		`{"schema":{"type":"float","optional":true},"payload":1e-3}`,
 		`{"schema":{"type":"struct","fields":[{"type":"int8","optional":true,"default":3,"field":"a"}],"parameters":{"p":"v"},"version":3},"payload":{"a":null}}`,
 		`{"schema":null,"payload":{"a":[1,2.5,"x",true,null,{"b":{}}]}}`,
+		`{"schema":{"type":"map","keys":{"type":"boolean","optional":true,"default":true},"values":{"type":"double"}},"payload":[[null,1],[false,-0]]}`,
 		`{"a":1}`, `[1,-0,1e400,18446744073709551616]`, `"\ud800"`, `null`, ``, `{`, `[[[[[[[[[[[[`,
 	} {
 		f.Add([]byte(seed))

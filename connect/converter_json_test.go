@@ -301,6 +301,8 @@ func TestJSONToConnectErrors(t *testing.T) {
 			"Maps with non-string fields should be encoded as JSON array of tuples, but found OBJECT"},
 		{"int map entry not a pair", true, `{"schema":{"type":"map","keys":{"type":"int8"},"values":{"type":"int8"}},"payload":[[1]]}`,
 			"Found invalid map entry, expected length 2 but found: 1"},
+		{"null map key", true, `{"schema":{"type":"map","keys":{"type":"int8","optional":true},"values":{"type":"int8"}},"payload":[[null,1]]}`,
+			"map keys must not be null"},
 		{"map of struct keys", true, `{"schema":{"type":"map","keys":{"type":"struct","fields":[]},"values":{"type":"int8"}},"payload":[]}`,
 			"maps with keys of type struct are not supported"},
 	} {
@@ -452,6 +454,49 @@ func TestIsJSONNumber(t *testing.T) {
 	} {
 		if got := isJSONNumber(s); got != want {
 			t.Errorf("isJSONNumber(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+func TestJSONFromConnectConvertsGoTypesToTheSchema(t *testing.T) {
+	c := newJSON(t, false)
+	for _, tc := range []struct {
+		schema *Schema
+		v      any
+		want   string
+	}{
+		{&Schema{Type: Int8}, int8(-3), "-3"},
+		{&Schema{Type: Int16}, uint16(7), "7"},
+		{&Schema{Type: Int32}, int32(-5), "-5"},
+		{&Schema{Type: Int64}, uint32(9), "9"},
+		{&Schema{Type: Int64}, uint(10), "10"},
+		{&Schema{Type: Int64}, json.Number("11"), "11"},
+		{&Schema{Type: Float64}, int64(2), "2.0"},
+		{&Schema{Type: Float64}, float32(0.5), "0.5"},
+		{&Schema{Type: Float64}, json.Number("2.5"), "2.5"},
+		{&Schema{Type: Float32}, 0.1, "0.1"},
+		{&Schema{Type: Array, Items: &Schema{Type: String}}, []string{"a", "b"}, `["a","b"]`},
+		{&Schema{Type: Array, Items: &Schema{Type: Int32}}, [2]int{1, 2}, `[1,2]`},
+		{&Schema{Type: Map, Keys: &Schema{Type: String}, Values: &Schema{Type: String}}, map[string]string{"b": "2", "a": "1"}, `{"a":"1","b":"2"}`},
+		{&Schema{Type: Struct, Fields: []Field{{"a", &Schema{Type: Int32}}}}, map[string]int{"a": 1}, `{"a":1}`},
+	} {
+		got, err := c.FromConnect("t", tc.schema, tc.v)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("FromConnect(%s, %#v) = %s, %v; want %s", tc.schema.Type, tc.v, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		schema *Schema
+		v      any
+	}{
+		{&Schema{Type: Int64}, json.Number("1.5")},
+		{&Schema{Type: Float64}, json.Number("0x10")},
+		{&Schema{Type: Float64}, "1"},
+		{&Schema{Type: Array, Items: &Schema{Type: Int32}}, "ab"},
+		{&Schema{Type: Map, Keys: &Schema{Type: String}, Values: &Schema{Type: String}}, map[int]string{}},
+	} {
+		if got, err := c.FromConnect("t", tc.schema, tc.v); !errors.Is(err, ErrConversion) {
+			t.Errorf("FromConnect(%s, %#v) = %s, %v; want an error", tc.schema.Type, tc.v, got, err)
 		}
 	}
 }

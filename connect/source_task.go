@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -22,11 +23,28 @@ func runSource(ctx context.Context, r *taskRunner, p *pipeline, conf Config) err
 	if err := w.offsets.Refresh(ctx); err != nil {
 		return err
 	}
-	cl, err := kgo.NewClient(w.kafkaOpts(
+	opts := []kgo.Opt{
 		kgo.ProducerLinger(w.cfg.Millis(WorkerLinger)),
 		kgo.AllowAutoTopicCreation(),
 		kgo.MaxBufferedRecords(100_000),
-	)...)
+	}
+	// Exactly once: records and the offsets after them are written in one
+	// transaction, by a producer whose transactional id fences any older
+	// instance of the task (a zombie on a worker thought dead).
+	var txnOffsets *topicOffsetStore
+	if strings.EqualFold(w.cfg[WorkerEOSSource], "enabled") {
+		var ok bool
+		if txnOffsets, ok = w.offsets.(*topicOffsetStore); !ok {
+			return fmt.Errorf("%w: %s=enabled needs source offsets in a topic: leave %s empty", ErrInvalidConfig, WorkerEOSSource, WorkerOffsetsFile)
+		}
+		group := w.cfg[WorkerGroupID]
+		if group == "" {
+			group = "connect"
+		}
+		opts = append(opts, kgo.TransactionalID(fmt.Sprintf("%s-%s-%d", group, r.id.Connector, r.id.Task)),
+			kgo.TransactionTimeout(max(w.cfg.Millis(WorkerOffsetFlush)*3, 10*time.Second)))
+	}
+	cl, err := kgo.NewClient(w.kafkaOpts(opts...)...)
 	if err != nil {
 		return err
 	}
@@ -43,13 +61,20 @@ func runSource(ctx context.Context, r *taskRunner, p *pipeline, conf Config) err
 	}()
 	r.setStatus(StateRunning, "")
 
-	s := &sourceLoop{r: r, p: p, cl: cl, task: task, pending: map[string]SourceOffset{}}
+	s := &sourceLoop{r: r, p: p, cl: cl, task: task, pending: map[string]SourceOffset{}, txn: txnOffsets}
 	s.acker, _ = task.(RecordAcker)
 	err = s.loop(ctx)
 	// Store what was acknowledged before stopping, whatever the reason:
 	// a restart then repeats less.
 	cctx, cancel := context.WithTimeout(context.Background(), w.cfg.Millis(WorkerShutdownTimeout))
 	defer cancel()
+	if err != nil && s.txn != nil {
+		// What this transaction holds is not to be seen.
+		if aerr := s.abort(cctx); aerr != nil {
+			r.log.Warn("aborting the transaction", "err", aerr)
+		}
+		return err
+	}
 	if cerr := s.commit(cctx); err == nil && ctx.Err() == nil {
 		err = cerr
 	}
@@ -68,6 +93,8 @@ type sourceLoop struct {
 	lastKey  string
 	failed   atomic.Pointer[error] // the first produce error
 	written  atomic.Int64
+	txn      *topicOffsetStore // exactly once: offsets go here, in the transaction
+	inTxn    bool
 }
 
 type unsafeMapID = uintptr
@@ -108,15 +135,15 @@ func (s *sourceLoop) loop(ctx context.Context) error {
 		batch.Observe(float64(len(recs)))
 		for i := range recs {
 			rec := &recs[i]
-			if err := s.track(rec); err != nil {
-				return err
-			}
 			kr, keep, serr := s.p.toKafka(rec)
 			if serr != nil {
 				if !s.p.tolerated(serr, fmt.Sprintf("source partition %v offset %v", rec.SourcePartition, rec.SourceOffset)) {
-					return serr
+					return serr // its offset is not stored: a restart meets it again
 				}
 				keep = false
+			}
+			if err := s.track(rec); err != nil {
+				return err
 			}
 			if !keep {
 				filtered.Inc()
@@ -124,6 +151,9 @@ func (s *sourceLoop) loop(ctx context.Context) error {
 					s.acker.Ack(rec, ErrFiltered)
 				}
 				continue
+			}
+			if err := s.begin(); err != nil {
+				return err
 			}
 			s.cl.Produce(ctx, kr, func(_ *kgo.Record, err error) {
 				if err != nil {
@@ -179,7 +209,13 @@ func (s *sourceLoop) commit(ctx context.Context) error {
 	for _, o := range s.pending {
 		offs = append(offs, o)
 	}
-	if err := s.r.w.offsets.Put(ctx, s.r.id.Connector, offs); err != nil {
+	var err error
+	if s.txn != nil {
+		err = s.commitTxn(ctx, offs)
+	} else {
+		err = s.r.w.offsets.Put(ctx, s.r.id.Connector, offs)
+	}
+	if err != nil {
 		s.r.w.metrics.offsetCommits.WithLabelValues(append(labels, "failed")...).Inc()
 		return fmt.Errorf("storing source offsets: %w", err)
 	}
@@ -187,6 +223,56 @@ func (s *sourceLoop) commit(ctx context.Context) error {
 	clear(s.pending)
 	s.lastKey = ""
 	return nil
+}
+
+// begin opens a transaction for the records to come (exactly once).
+func (s *sourceLoop) begin() error {
+	if s.txn == nil || s.inTxn {
+		return nil
+	}
+	if err := s.cl.BeginTransaction(); err != nil {
+		return fmt.Errorf("beginning a transaction: %w", err)
+	}
+	s.inTxn = true
+	return nil
+}
+
+// commitTxn writes the offsets into the open transaction and commits it.
+func (s *sourceLoop) commitTxn(ctx context.Context, offs []SourceOffset) error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	rs, err := s.txn.records(s.r.id.Connector, offs)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		s.cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			if err != nil {
+				s.failed.CompareAndSwap(nil, &err)
+			}
+		})
+	}
+	if err := s.cl.Flush(ctx); err != nil {
+		return err
+	}
+	if e := s.failed.Load(); e != nil {
+		return *e
+	}
+	s.inTxn = false
+	return s.cl.EndTransaction(ctx, kgo.TryCommit)
+}
+
+// abort aborts the open transaction.
+func (s *sourceLoop) abort(ctx context.Context) error {
+	if s.txn == nil || !s.inTxn {
+		return nil
+	}
+	s.inTxn = false
+	if err := s.cl.AbortBufferedRecords(ctx); err != nil {
+		return err
+	}
+	return s.cl.EndTransaction(ctx, kgo.TryAbort)
 }
 
 // pollContext is the context of one Poll: it ends with ctx, when the

@@ -118,7 +118,7 @@ func (t *cast) Apply(r *connect.Record) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		out := copyMap(m, 0)
+		out := copyMap(m)
 		for name, to := range t.fields {
 			fv, ok := m[name]
 			if !ok {
@@ -148,7 +148,7 @@ func (t *cast) Apply(r *connect.Record) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	out := copyMap(m, 0)
+	out := copyMap(m)
 	for _, f := range schema.Fields {
 		to, ok := t.fields[f.Name]
 		if !ok {

@@ -93,7 +93,7 @@ func (t *insertField) Apply(r *connect.Record) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		out := copyMap(m, 5)
+		out := copyMap(m)
 		if err := t.insert(r, out, nil); err != nil {
 			return false, err
 		}
@@ -108,7 +108,7 @@ func (t *insertField) Apply(r *connect.Record) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	out := copyMap(m, 5)
+	out := copyMap(m)
 	if err := t.insert(r, out, updated); err != nil {
 		return false, err
 	}
@@ -116,36 +116,34 @@ func (t *insertField) Apply(r *connect.Record) (bool, error) {
 	return true, nil
 }
 
-// insert puts the fields into out. Without a schema a missing partition
-// or timestamp is left out, as Kafka does; with one the field is null,
-// which a required field refuses.
+// insert puts the fields into out. Without a schema a missing timestamp
+// is left out, as Kafka does; with one the field is null, which a
+// required field refuses.
 func (t *insertField) insert(r *connect.Record, out map[string]any, schema *connect.Schema) error {
-	put := func(spec insertionSpec, v any, ok bool, what string) error {
+	if t.topic.set {
+		out[t.topic.name] = r.Topic
+	}
+	if t.partition.set {
+		out[t.partition.name] = int64(r.Partition)
+	}
+	if t.offset.set {
+		out[t.offset.name] = r.Offset
+	}
+	if t.timestamp.set {
 		switch {
-		case !spec.set:
-		case ok:
-			out[spec.name] = v
-		case schema != nil:
-			if !spec.optional {
-				return dataErrorf("field %s is required but the record has no %s", spec.name, what)
-			}
-			out[spec.name] = nil
+		case !r.Timestamp.IsZero():
+			out[t.timestamp.name] = r.Timestamp.UnixMilli()
+		case schema == nil:
+		case !t.timestamp.optional:
+			return dataErrorf("field %s is required but the record has no timestamp", t.timestamp.name)
+		default:
+			out[t.timestamp.name] = nil
 		}
-		return nil
 	}
-	if err := put(t.topic, r.Topic, true, "topic"); err != nil {
-		return err
+	if t.static.set {
+		out[t.static.name] = t.staticValue
 	}
-	if err := put(t.partition, int64(r.Partition), true, "partition"); err != nil {
-		return err
-	}
-	if err := put(t.offset, r.Offset, true, "offset"); err != nil {
-		return err
-	}
-	if err := put(t.timestamp, r.Timestamp.UnixMilli(), !r.Timestamp.IsZero(), "timestamp"); err != nil {
-		return err
-	}
-	return put(t.static, t.staticValue, true, "static value")
+	return nil
 }
 
 // updatedSchema adds the inserted fields to a struct schema, in Kafka's

@@ -61,7 +61,7 @@ func (t *maskField) Apply(r *connect.Record) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	out := copyMap(m, 0)
+	out := copyMap(m)
 	for _, name := range t.fields {
 		fv, ok := m[name]
 		if !ok {

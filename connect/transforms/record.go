@@ -6,6 +6,7 @@ package transforms
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/runnel-io/runnel/connect"
 )
@@ -71,14 +72,14 @@ func requireStruct(s *connect.Schema, v any, purpose string) (map[string]any, er
 	return m, nil
 }
 
-// copyMap returns a copy of m with room for extra more entries: a
-// transform never changes a map that the source connector may still hold.
-func copyMap(m map[string]any, extra int) map[string]any {
-	out := make(map[string]any, len(m)+extra)
-	for k, v := range m {
-		out[k] = v
+// copyMap returns a copy of m: a transform never changes a map that the
+// source connector may still hold. (maps.Clone copies the table as it is,
+// which beats inserting key by key even when fields are added after.)
+func copyMap(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
 	}
-	return out
+	return maps.Clone(m)
 }
 
 // typeName names the Go type of v for error messages.
