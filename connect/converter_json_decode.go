@@ -37,6 +37,19 @@ func decodeJSON(data []byte) (any, error) {
 	return v, nil
 }
 
+// ParseJSON parses one JSON value into Record's representation, as the
+// json converter without schemas does: integers are int64 (float64 beyond
+// its range), other numbers float64, objects map[string]any, arrays
+// []any. Connectors that read JSON themselves (JSON lines, HTTP bodies)
+// use it, so their values look like converted ones.
+func ParseJSON(data []byte) (any, error) {
+	v, err := decodeJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	return plainValue(v)
+}
+
 func isJSONSpace(b []byte) bool { return firstNonSpace(b) == len(b) }
 
 func firstNonSpace(b []byte) int {

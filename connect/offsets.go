@@ -64,37 +64,15 @@ func decodeOffsetKey(k []byte) (string, map[string]any, error) {
 // decodeJSONMap decodes a JSON object with integers as int64, as the
 // json converter does; null decodes to nil.
 func decodeJSONMap(b []byte) (map[string]any, error) {
-	if len(bytes.TrimSpace(b)) == 0 || bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
-		return nil, nil
-	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var m map[string]any
-	if err := d.Decode(&m); err != nil {
+	v, err := ParseJSON(b)
+	if err != nil || v == nil {
 		return nil, err
 	}
-	return normalizeNumbers(m).(map[string]any), nil
-}
-
-// normalizeNumbers turns json.Numbers into int64 or float64.
-func normalizeNumbers(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if n, err := t.Int64(); err == nil {
-			return n
-		}
-		f, _ := t.Float64()
-		return f
-	case map[string]any:
-		for k, x := range t {
-			t[k] = normalizeNumbers(x)
-		}
-	case []any:
-		for i, x := range t {
-			t[i] = normalizeNumbers(x)
-		}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s is not a JSON object", b)
 	}
-	return v
+	return m, nil
 }
 
 // offsetMap is the in-memory image of stored offsets, shared by the file

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -221,7 +220,7 @@ func (t *sourceTask) read() ([]connect.Record, error) {
 				t.pending = t.pending[:0]
 				continue // blank lines separate nothing in JSON lines
 			}
-			v, err := decodeJSON(line)
+			v, err := connect.ParseJSON(line)
 			if err != nil {
 				t.pending = t.pending[:0]
 				if err := t.bad(fmt.Errorf("not valid JSON: %v", err), false); err != nil {
@@ -294,39 +293,4 @@ func (t *sourceTask) Stop() error {
 		return t.f.Close()
 	}
 	return nil
-}
-
-// decodeJSON decodes one JSON value with integers as int64 and other
-// numbers as float64, as the schemaless json converter does.
-func decodeJSON(b []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, errors.New("more than one JSON value on the line")
-	}
-	return numbers(v), nil
-}
-
-func numbers(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if n, err := t.Int64(); err == nil {
-			return n
-		}
-		f, _ := t.Float64()
-		return f
-	case map[string]any:
-		for k, x := range t {
-			t[k] = numbers(x)
-		}
-	case []any:
-		for i, x := range t {
-			t[i] = numbers(x)
-		}
-	}
-	return v
 }
