@@ -9,45 +9,112 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/json/jsontext"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 )
 
-// decodeJSON parses one JSON value, keeping numbers as json.Number.
-func decodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		if err == io.EOF {
-			return nil, nil
-		}
-		if err == io.ErrUnexpectedEOF {
-			err = errors.New("unexpected end of JSON input")
-		}
-		return nil, serializationError(err)
-	}
-	if rest := data[dec.InputOffset():]; !isJSONSpace(rest) {
-		return nil, serializationError(fmt.Errorf("invalid character %q after top-level value", rest[firstNonSpace(rest)]))
-	}
-	return v, nil
-}
+// decodeJSON parses one JSON value, keeping numbers as json.Number (the
+// schema decides what they become).
+func decodeJSON(data []byte) (any, error) { return parseTree(data, false) }
 
 // ParseJSON parses one JSON value into Record's representation, as the
 // json converter without schemas does: integers are int64 (float64 beyond
 // its range), other numbers float64, objects map[string]any, arrays
 // []any. Connectors that read JSON themselves (JSON lines, HTTP bodies)
 // use it, so their values look like converted ones.
-func ParseJSON(data []byte) (any, error) {
-	v, err := decodeJSON(data)
+func ParseJSON(data []byte) (any, error) { return parseTree(data, true) }
+
+// parseTree reads one JSON value with the standard library's tokenizer
+// (encoding/json/jsontext) and builds the tree itself: about three times
+// faster than json.Decoder with UseNumber, which goes through reflection.
+// Duplicate names (the last wins) and invalid UTF-8 are accepted, as
+// encoding/json and Kafka's Jackson accept them.
+func parseTree(data []byte, plain bool) (any, error) {
+	if isJSONSpace(data) {
+		return nil, nil
+	}
+	pd := treeDecoders.Get().(*treeDecoder)
+	defer treeDecoders.Put(pd)
+	pd.r.Reset(data)
+	pd.d.Reset(&pd.r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	v, err := pd.value(plain)
+	if err == nil {
+		if _, err = pd.d.ReadToken(); err == io.EOF {
+			return v, nil
+		}
+		if err == nil {
+			err = errors.New("more than one top-level value")
+		}
+	}
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = errors.New("unexpected end of JSON input")
+	}
+	return nil, serializationError(err)
+}
+
+type treeDecoder struct {
+	r bytes.Reader
+	d *jsontext.Decoder
+}
+
+var treeDecoders = sync.Pool{New: func() any {
+	pd := &treeDecoder{}
+	pd.d = jsontext.NewDecoder(&pd.r)
+	return pd
+}}
+
+func (pd *treeDecoder) value(plain bool) (any, error) {
+	tok, err := pd.d.ReadToken()
 	if err != nil {
 		return nil, err
 	}
-	return plainValue(v)
+	switch tok.Kind() {
+	case 'n':
+		return nil, nil
+	case 't', 'f':
+		return tok.Bool(), nil
+	case '"':
+		return tok.String(), nil
+	case '0':
+		if plain {
+			return plainNumber(json.Number(tok.String()))
+		}
+		return json.Number(tok.String()), nil
+	case '{':
+		m := map[string]any{}
+		for pd.d.PeekKind() != '}' {
+			kt, err := pd.d.ReadToken()
+			if err != nil {
+				return nil, err
+			}
+			k := kt.String() // before the next read voids the token
+			v, err := pd.value(plain)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = v
+		}
+		_, err := pd.d.ReadToken()
+		return m, err
+	case '[':
+		a := []any{}
+		for pd.d.PeekKind() != ']' {
+			v, err := pd.value(plain)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err := pd.d.ReadToken()
+		return a, err
+	}
+	return nil, fmt.Errorf("unexpected %v", tok)
 }
 
 func isJSONSpace(b []byte) bool { return firstNonSpace(b) == len(b) }
