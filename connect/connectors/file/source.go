@@ -203,44 +203,44 @@ func (t *sourceTask) read() ([]connect.Record, error) {
 		if err != nil {
 			return out, fmt.Errorf("reading %s: %w", t.path, err)
 		}
-		t.pos += int64(len(t.pending))
-		t.line++
 		line := bytes.TrimRight(t.pending, "\r\n")
-		if len(t.pending) > t.maxLine {
-			t.pending = t.pending[:0]
-			if err := t.bad(fmt.Errorf("line is longer than %s (%d bytes)", keyMaxLine, t.maxLine), false); err != nil {
-				return out, err
+		var rec connect.Record
+		skip := false
+		switch {
+		case len(t.pending) > t.maxLine:
+			err = fmt.Errorf("line is longer than %s (%d bytes)", keyMaxLine, t.maxLine)
+		case t.json && len(bytes.TrimSpace(line)) == 0:
+			skip = true // blank lines separate nothing in JSON lines
+		case t.json:
+			if rec.Value, err = connect.ParseJSON(line); err != nil {
+				err = fmt.Errorf("not valid JSON: %v", err)
 			}
-			continue
-		}
-		rec := connect.Record{Topic: t.topic, SourcePartition: t.partition,
-			SourceOffset: map[string]any{"position": t.pos, "inode": int64(t.inode)}}
-		if t.json {
-			if len(bytes.TrimSpace(line)) == 0 {
-				t.pending = t.pending[:0]
-				continue // blank lines separate nothing in JSON lines
-			}
-			v, err := connect.ParseJSON(line)
-			if err != nil {
-				t.pending = t.pending[:0]
-				if err := t.bad(fmt.Errorf("not valid JSON: %v", err), false); err != nil {
-					return out, err
-				}
-				continue
-			}
-			rec.Value = v
-		} else {
+		default:
 			rec.Value = string(line)
 		}
+		if err != nil {
+			if err := t.bad(err, false); err != nil {
+				return out, err
+			}
+			skip = true
+		}
+		t.pos += int64(len(t.pending))
+		t.line++
 		t.pending = t.pending[:0]
+		if skip {
+			continue
+		}
+		rec.Topic, rec.SourcePartition = t.topic, t.partition
+		rec.SourceOffset = map[string]any{"position": t.pos, "inode": int64(t.inode)}
 		out = append(out, rec)
 	}
 	return out, nil
 }
 
-// bad reports a line that cannot become a record: it fails the task
-// unless errors.tolerance is all. A line too long to buffer is skipped to
-// its end.
+// bad reports a line that cannot become a record (the line being read:
+// number t.line+1, starting at byte t.pos): it fails the task unless
+// errors.tolerance is all. A line too long to buffer is skipped to its
+// end.
 func (t *sourceTask) bad(err error, skipRest bool) error {
 	err = fmt.Errorf("%s: line %d (at byte %d): %w", t.path, t.line+1, t.pos, err)
 	if !t.tolerate {
@@ -248,6 +248,7 @@ func (t *sourceTask) bad(err error, skipRest bool) error {
 	}
 	t.log.Warn("skipping a bad line (errors.tolerance=all)", "err", err)
 	if skipRest {
+		t.pos += int64(len(t.pending))
 		t.pending = t.pending[:0]
 		for {
 			chunk, rerr := t.r.ReadSlice('\n')
