@@ -128,9 +128,10 @@ type syncAssignments []kmsg.SyncGroupRequestGroupAssignment
 
 func (s syncAssignments) IntoSyncAssignment() []kmsg.SyncGroupRequestGroupAssignment { return s }
 
-// stickyAssign spreads items over members: each keeps what it had while it
-// is under its fair share (ceil(items/members)); the rest go, in order, to
-// the member with the fewest.
+// stickyAssign spreads items over members as evenly as possible (each
+// gets n/m, the first n%m one more) while moving as few as it can: an item
+// stays with its previous member while that member is under its share;
+// the rest go, in order, to the member with the fewest.
 func stickyAssign(members []string, items []string, prev map[string]string) map[string][]string {
 	out := map[string][]string{}
 	if len(members) == 0 {
@@ -140,11 +141,26 @@ func stickyAssign(members []string, items []string, prev map[string]string) map[
 	for _, m := range members {
 		present[m] = true
 	}
-	fair := (len(items) + len(members) - 1) / len(members)
-	var rest []string
+	base, extra := len(items)/len(members), len(items)%len(members)
+	var over, rest []string
 	for _, it := range items {
-		if m, ok := prev[it]; ok && present[m] && len(out[m]) < fair {
+		m, ok := prev[it]
+		switch {
+		case !ok || !present[m]:
+			rest = append(rest, it)
+		case len(out[m]) < base:
 			out[m] = append(out[m], it)
+		default:
+			over = append(over, it)
+		}
+	}
+	// Members already at their share keep one more while the n%m extra
+	// places last.
+	for _, it := range over {
+		m := prev[it]
+		if extra > 0 && len(out[m]) == base {
+			out[m] = append(out[m], it)
+			extra--
 			continue
 		}
 		rest = append(rest, it)
