@@ -61,6 +61,9 @@ export RUNNEL_BIN="$tmp/runnel" KFAKE_BIN="$tmp/kfakebroker"
 		# Runnel Streams and goka count the same input back to back;
 		# then a store's restore (issue 6).
 		patterns+=('^BenchmarkStreamsCount$' '^BenchmarkStreamsRestore$')
+		# Connect: topic → PostgreSQL (insert, upsert), file → topic
+		# (issue 7).
+		patterns+=('^BenchmarkConnectPostgresSink$' '^BenchmarkConnectFileSource$')
 		# RF=1 and RF=3 run back to back on one cluster, as a corner's
 		# targets do.
 		if [[ "$BENCH_REPLICATION" != "0" ]]; then

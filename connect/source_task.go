@@ -155,7 +155,9 @@ func (s *sourceLoop) loop(ctx context.Context) error {
 			if err := s.begin(); err != nil {
 				return err
 			}
-			s.cl.Produce(ctx, kr, func(_ *kgo.Record, err error) {
+			// Not ctx: a stopping task's buffered records are still sent
+			// (the final commit waits for them), not failed.
+			s.cl.Produce(context.WithoutCancel(ctx), kr, func(_ *kgo.Record, err error) {
 				if err != nil {
 					s.failed.CompareAndSwap(nil, &err)
 				} else {

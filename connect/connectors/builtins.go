@@ -6,14 +6,20 @@ package connectors
 
 import (
 	"github.com/runnel-io/runnel/connect"
+	"github.com/runnel-io/runnel/connect/connectors/datagen"
 	"github.com/runnel-io/runnel/connect/connectors/file"
+	"github.com/runnel-io/runnel/connect/connectors/http"
+	"github.com/runnel-io/runnel/connect/connectors/postgres"
 	"github.com/runnel-io/runnel/connect/transforms"
 )
 
 // RegisterBuiltins adds every built-in plugin to r.
 func RegisterBuiltins(r *connect.Registry) error {
 	for _, register := range []func(*connect.Registry) error{
+		datagen.Register,
 		file.Register,
+		http.Register,
+		postgres.Register,
 		transforms.Register,
 	} {
 		if err := register(r); err != nil {

@@ -76,7 +76,7 @@ func (w *Writer) prepare(t *table, rows []Row) (*batch, error) {
 			g := groups[string(sig)]
 			if g == nil {
 				var err error
-				if g, err = w.newGroup(t, names); err != nil {
+				if g, err = w.newGroup(t, names, i); err != nil {
 					return nil, err
 				}
 				groups[string(sig)] = g
@@ -87,8 +87,8 @@ func (w *Writer) prepare(t *table, rows []Row) (*batch, error) {
 				v := field(r, c.name)
 				cv, err := c.convert(v)
 				if err != nil {
-					return nil, fmt.Errorf("%w: table %s, column %s (%s), record %d: %s: %v",
-						ErrWrongType, w.name, quote(c.name), c.typ, i, describe(v), err)
+					return nil, recordError(i, fmt.Errorf("%w: table %s, column %s (%s), record %d: %s: %v",
+						ErrWrongType, w.name, quote(c.name), c.typ, i, describe(v), err))
 				}
 				e.vals[j] = cv
 			}
@@ -96,8 +96,8 @@ func (w *Writer) prepare(t *table, rows []Row) (*batch, error) {
 				e.pk = make([]any, len(g.pkIdx))
 				for j, k := range g.pkIdx {
 					if e.pk[j] = e.vals[k]; e.pk[j] == nil {
-						return nil, fmt.Errorf("%w: table %s, record %d: primary key field %q is null",
-							ErrMissingKey, w.name, i, g.cols[k].name)
+						return nil, recordError(i, fmt.Errorf("%w: table %s, record %d: primary key field %q is null",
+							ErrMissingKey, w.name, i, g.cols[k].name))
 					}
 				}
 			}
@@ -130,14 +130,15 @@ func (w *Writer) prepare(t *table, rows []Row) (*batch, error) {
 	return b, nil
 }
 
-// newGroup returns the group of rows with fields names (sorted).
-func (w *Writer) newGroup(t *table, names []string) (*group, error) {
+// newGroup returns the group of rows with fields names (sorted), first
+// met in record i.
+func (w *Writer) newGroup(t *table, names []string, i int) (*group, error) {
 	g := &group{}
 	for _, f := range names {
 		c := t.cols[f]
 		if c == nil {
 			// ensureTable added a column for every non-nil field.
-			return nil, fmt.Errorf("%w: table %s has no column %s", ErrNoColumn, w.name, quote(f))
+			return nil, recordError(i, fmt.Errorf("%w: table %s has no column %s (record %d)", ErrNoColumn, w.name, quote(f), i))
 		}
 		g.cols = append(g.cols, c)
 	}
@@ -145,7 +146,7 @@ func (w *Writer) newGroup(t *table, names []string) (*group, error) {
 		for _, pc := range t.pk {
 			k := slices.Index(g.cols, pc)
 			if k < 0 {
-				return nil, fmt.Errorf("%w: table %s: a record has no field %q", ErrMissingKey, w.name, pc.name)
+				return nil, recordError(i, fmt.Errorf("%w: table %s, record %d: no field %q", ErrMissingKey, w.name, i, pc.name))
 			}
 			g.pkIdx = append(g.pkIdx, k)
 		}
@@ -159,12 +160,12 @@ func (w *Writer) tombstoneKey(t *table, r Row, i int) ([]any, error) {
 	for j, c := range t.pk {
 		v := field(r, c.name)
 		if v == nil {
-			return nil, fmt.Errorf("%w: table %s, tombstone record %d: no value for %q", ErrMissingKey, w.name, i, c.name)
+			return nil, recordError(i, fmt.Errorf("%w: table %s, tombstone record %d: no value for %q", ErrMissingKey, w.name, i, c.name))
 		}
 		cv, err := c.convert(v)
 		if err != nil {
-			return nil, fmt.Errorf("%w: table %s, column %s (%s), tombstone record %d: %s: %v",
-				ErrWrongType, w.name, quote(c.name), c.typ, i, describe(v), err)
+			return nil, recordError(i, fmt.Errorf("%w: table %s, column %s (%s), tombstone record %d: %s: %v",
+				ErrWrongType, w.name, quote(c.name), c.typ, i, describe(v), err))
 		}
 		pk[j] = cv
 	}

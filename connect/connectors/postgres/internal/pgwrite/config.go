@@ -70,6 +70,23 @@ var (
 	ErrMissingKey = errors.New("pgwrite: missing primary key field")
 )
 
+// RecordError is the failure of one record of a batch, found before
+// anything was sent: a value of the wrong type, a missing or null primary
+// key, a field without a column. Index is the record's position in the
+// rows given to Write; Err wraps ErrWrongType, ErrMissingKey or
+// ErrNoColumn and names table, column and record. The sink uses Index to
+// say which topic, partition and offset failed, or to skip that record.
+type RecordError struct {
+	Index int
+	Err   error
+}
+
+func (e *RecordError) Error() string { return e.Err.Error() }
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// recordError wraps err as the failure of record i.
+func recordError(i int, err error) error { return &RecordError{Index: i, Err: err} }
+
 func (c *Config) validate() error {
 	switch {
 	case c.Table == "":

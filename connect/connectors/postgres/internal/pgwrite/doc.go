@@ -38,14 +38,20 @@
 // field that is nil in every record of the batch creates no column. Values
 // are checked against their column's type before anything is sent: a
 // mismatch fails the batch with ErrWrongType naming table, column and
-// record.
+// record. Such failures of one record (a wrong type, a missing or null
+// key, a field without a column) are a *RecordError with the record's
+// index, so that the sink can name the record's offset or skip it. DDL
+// takes a transaction-scoped advisory lock on the table's name first:
+// tasks that create or widen one table at once take turns instead of
+// colliding in the catalog.
 //
 // # Transactions and offsets
 //
 // Each Write is one transaction. WriteWithOffsets also upserts the next
 // offsets of the batch's topic partitions into runnel_connect_offsets in
 // that transaction, so the rows and the offsets commit together or not at
-// all; ReadOffsets reads them back when a task starts. After any failure
+// all; ReadOffsets reads them back when a task starts. WriteOffsets stores
+// offsets alone, for a batch whose records all came to nothing. After any failure
 // the Writer forgets the table's columns and reads them again, since a
 // rolled-back transaction may have undone a CREATE or ALTER.
 //

@@ -26,13 +26,38 @@ type Offset struct {
 	Next      int64
 }
 
+// WriteOffsets stores a connector's offsets alone, in a transaction of
+// their own: for a batch whose records all came to nothing (skipped, or
+// tombstones that delete nothing), so that the offsets still move on.
+func WriteOffsets(ctx context.Context, db DB, connector string, offsets []Offset) error {
+	if connector == "" {
+		return fmt.Errorf("%w: offsets without a connector name", ErrConfig)
+	}
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		return storeOffsets(ctx, tx, connector, offsets, true)
+	})
+}
+
 // storeOffsets upserts a connector's offsets in tx.
 func (w *Writer) storeOffsets(ctx context.Context, tx pgx.Tx, connector string, offsets []Offset) error {
-	if !w.offsetsTable {
+	if err := storeOffsets(ctx, tx, connector, offsets, !w.offsetsTable); err != nil {
+		return err
+	}
+	w.offsetsTable = true
+	return nil
+}
+
+// storeOffsets upserts offsets in tx, creating the table first if asked.
+func storeOffsets(ctx context.Context, tx pgx.Tx, connector string, offsets []Offset, create bool) error {
+	if create {
+		// Tasks that create the table at once would collide in the
+		// catalog (a unique violation in pg_type): take turns.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, OffsetsTable); err != nil {
+			return fmt.Errorf("pgwrite: lock %s: %w", OffsetsTable, err)
+		}
 		if _, err := tx.Exec(ctx, createOffsets); err != nil {
 			return fmt.Errorf("pgwrite: create %s: %w", OffsetsTable, err)
 		}
-		w.offsetsTable = true
 	}
 	topics := make([]string, len(offsets))
 	parts := make([]int32, len(offsets))

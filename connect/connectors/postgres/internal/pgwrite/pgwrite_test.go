@@ -174,9 +174,12 @@ func testAutoEvolve(t *testing.T, conn *pgx.Conn) {
 
 	// Without auto.evolve a new field fails the batch.
 	fixed := newWriter(t, Config{Table: "t", Mode: Upsert, PKFields: []string{"id"}})
-	err = fixed.Write(t.Context(), conn, []Row{{Key: m("id", 1), Value: m("e", 1)}})
+	err = fixed.Write(t.Context(), conn, []Row{{Key: m("id", 1), Value: m("a", "ok")}, {Key: m("id", 2), Value: m("e", 1)}})
 	if !errors.Is(err, ErrNoColumn) || !strings.Contains(err.Error(), `"t" has no column "e"`) {
 		t.Fatalf("a new field without auto.evolve: %v, want ErrNoColumn naming t and e", err)
+	}
+	if re := (*RecordError)(nil); !errors.As(err, &re) || re.Index != 1 {
+		t.Fatalf("a new field without auto.evolve: %v is not a RecordError of record 1", err)
 	}
 	// A new field that is null everywhere needs no column.
 	write(t, fixed, conn, Row{Key: m("id", 1), Value: m("e", nil, "a", "xx")})
@@ -209,6 +212,9 @@ func testWrongType(t *testing.T, conn *pgx.Conn) {
 		err := w.Write(t.Context(), conn, []Row{{Key: m("id", 1)}, {Key: m("id", 2), Value: map[string]any{tc.field: tc.value}}})
 		if !errors.Is(err, ErrWrongType) || !strings.Contains(err.Error(), `table "t", `+tc.want) {
 			t.Errorf("%s = %#v: got %v\nwant ErrWrongType with %q", tc.field, tc.value, err, tc.want)
+		}
+		if re := (*RecordError)(nil); !errors.As(err, &re) || re.Index != 1 {
+			t.Errorf("%s = %#v: %v is not a RecordError of record 1", tc.field, tc.value, err)
 		}
 	}
 	err := w.Write(t.Context(), conn, []Row{{Key: m("id", 1<<40)}})

@@ -61,12 +61,13 @@ func (w *Writer) loadTable(ctx context.Context, tx pgx.Tx) (*table, error) {
 }
 
 // newFields returns the fields of rows that the table lacks (all of them
-// when t is nil), with the type each would get. A field whose values are
-// all nil gets "".
-func (w *Writer) newFields(t *table, rows []Row) ([]string, map[string]string, error) {
+// when t is nil), with the type each would get and the first record with
+// a value for it. A field whose values are all nil gets "".
+func (w *Writer) newFields(t *table, rows []Row) ([]string, map[string]string, map[string]int, error) {
 	var (
 		order []string
 		types = map[string]string{}
+		first = map[string]int{}
 	)
 	for i, r := range rows {
 		if r.Tombstone {
@@ -83,7 +84,7 @@ func (w *Writer) newFields(t *table, rows []Row) ([]string, map[string]string, e
 				}
 				typ, err := inferType(v)
 				if err != nil {
-					return nil, nil, fmt.Errorf("%w: table %s, field %q, record %d: %v", ErrWrongType, w.name, f, i, err)
+					return nil, nil, nil, recordError(i, fmt.Errorf("%w: table %s, field %q, record %d: %v", ErrWrongType, w.name, f, i, err))
 				}
 				old, seen := types[f]
 				if !seen {
@@ -91,14 +92,17 @@ func (w *Writer) newFields(t *table, rows []Row) ([]string, map[string]string, e
 				}
 				merged := mergeTypes(old, typ)
 				if merged == "" && old != "" && typ != "" {
-					return nil, nil, fmt.Errorf("%w: table %s, new field %q has %s and %s values in one batch (record %d: %s)",
-						ErrWrongType, w.name, f, old, typ, i, describe(v))
+					return nil, nil, nil, recordError(i, fmt.Errorf("%w: table %s, new field %q has %s and %s values in one batch (record %d: %s)",
+						ErrWrongType, w.name, f, old, typ, i, describe(v)))
+				}
+				if _, ok := first[f]; !ok && typ != "" {
+					first[f] = i
 				}
 				types[f] = merged
 			}
 		}
 	}
-	return order, types, nil
+	return order, types, first, nil
 }
 
 // ensureTable returns the table, created or widened for rows as the
@@ -111,7 +115,7 @@ func (w *Writer) ensureTable(ctx context.Context, tx pgx.Tx, rows []Row) (*table
 			return nil, err
 		}
 	}
-	order, types, err := w.newFields(t, rows)
+	order, types, first, err := w.newFields(t, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +137,8 @@ func (w *Writer) ensureTable(ctx context.Context, tx pgx.Tx, rows []Row) (*table
 				continue // only nulls: nothing to store yet
 			}
 			if !w.cfg.AutoEvolve {
-				return nil, fmt.Errorf("%w: table %s has no column %s (auto.evolve is off)", ErrNoColumn, w.name, quote(f))
+				return nil, recordError(first[f], fmt.Errorf("%w: table %s has no column %s (auto.evolve is off; record %d has the field)",
+					ErrNoColumn, w.name, quote(f), first[f]))
 			}
 			add = append(add, "ADD COLUMN IF NOT EXISTS "+quote(f)+" "+types[f])
 		}
@@ -144,6 +149,11 @@ func (w *Writer) ensureTable(ctx context.Context, tx pgx.Tx, rows []Row) (*table
 	if ddl == "" {
 		w.table = t
 		return t, nil
+	}
+	// Writers of other tasks may create or widen the table at the same
+	// time; CREATE TABLE IF NOT EXISTS alone would collide in the catalog.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, w.name); err != nil {
+		return nil, fmt.Errorf("pgwrite: lock %s: %w", w.name, err)
 	}
 	if _, err := tx.Exec(ctx, ddl); err != nil {
 		return nil, fmt.Errorf("pgwrite: %s: %w", ddl, err)
