@@ -32,6 +32,7 @@ func Brokers(list string) (seeds []string, stop func(), err error) {
 		"log.dirs":                         dir,
 		"listeners":                        "PLAINTEXT://127.0.0.1:0",
 		"group.initial.rebalance.delay.ms": "0",
+		"runnel.http.listener":             "", // no metrics endpoint: a fixed port would clash
 	}})
 	if err != nil {
 		os.RemoveAll(dir)
