@@ -12,6 +12,8 @@ import (
 
 	"github.com/runnel-io/runnel/broker/brokertest"
 	"github.com/runnel-io/runnel/connect"
+	"github.com/runnel-io/runnel/connect/connectors"
+	"github.com/runnel-io/runnel/connect/connecttest"
 )
 
 // produce writes values to topic.
@@ -41,16 +43,16 @@ func TestSinkDeadLettersAPoisonRecord(t *testing.T) {
 	dir := t.TempDir()
 	produce(t, seeds, "orders", `{"id":1}`, `{"id":2`, `{"id":3}`)
 	out := filepath.Join(dir, "out.jsonl")
-	startWorker(t, seeds, dir, nil, connect.Config{
+	connecttest.StartWorker(t, seeds, dir, nil, nil, connect.Config{
 		"name": "orders-out", "connector.class": "FileStreamSink", "file": out, "topics": "orders",
 		"errors.tolerance": "all", "errors.log.enable": "true",
 		"errors.deadletterqueue.topic.name": "orders-dlq", "errors.deadletterqueue.context.headers.enable": "true",
 	})
-	waitFor(t, 20*time.Second, "the good records in the file", func() bool { return len(readLines(t, out)) == 2 })
-	if got := readLines(t, out); got[0] != `{"id":1}` || got[1] != `{"id":3}` {
+	connecttest.WaitFor(t, 20*time.Second, "the good records in the file", func() bool { return len(connecttest.ReadLines(t, out)) == 2 })
+	if got := connecttest.ReadLines(t, out); got[0] != `{"id":1}` || got[1] != `{"id":3}` {
 		t.Fatalf("file: %q", got)
 	}
-	dlq := consumeAll(t, seeds, "orders-dlq", 1)
+	dlq := connecttest.Consume(t, seeds, "orders-dlq", 1)
 	r := dlq[0]
 	if string(r.Value) != `{"id":2` || string(r.Key) != "1" {
 		t.Fatalf("dead letter: key %q value %q", r.Key, r.Value)
@@ -82,20 +84,20 @@ func TestSinkFailsOnAPoisonRecordAndRestarts(t *testing.T) {
 	dir := t.TempDir()
 	produce(t, seeds, "orders", `{"id":1}`, `not json`, `{"id":3}`)
 	out := filepath.Join(dir, "out.jsonl")
-	w := startWorker(t, seeds, dir, nil, connect.Config{
+	w := connecttest.StartWorker(t, seeds, dir, nil, nil, connect.Config{
 		"name": "orders-out", "connector.class": "FileStreamSink", "file": out, "topics": "orders",
 		"auto.restart.enable": "true", "auto.restart.backoff.initial.ms": "50", "auto.restart.backoff.max.ms": "200",
 	})
 	var st connect.ConnectorStatus
-	waitFor(t, 60*time.Second, "the task failed, was restarted twice and failed again", func() bool {
-		call(t, "GET", w.URL()+"/connectors/orders-out/status", nil, &st)
+	connecttest.WaitFor(t, 60*time.Second, "the task failed, was restarted twice and failed again", func() bool {
+		connecttest.Call(t, "GET", w.URL()+"/connectors/orders-out/status", nil, &st)
 		return len(st.Tasks) == 1 && st.Tasks[0].State == connect.StateFailed &&
 			strings.Contains(metricsText(t, w.URL()), `runnel_connect_task_restarts_total{connector="orders-out",task="0"} 2`)
 	})
 	if tr := st.Tasks[0].Trace; !strings.Contains(tr, "orders-0@1") || !strings.Contains(tr, "converting the value") {
 		t.Fatalf("trace: %q", tr)
 	}
-	if got := readLines(t, out); len(got) > 1 {
+	if got := connecttest.ReadLines(t, out); len(got) > 1 {
 		t.Fatalf("records after the poison one were written: %q", got)
 	}
 }
@@ -104,13 +106,13 @@ func TestSinkFailsOnAPoisonRecordAndRestarts(t *testing.T) {
 func TestBadConfigFilesNameTheKey(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "worker.properties")
-	writeFile(t, path, "bootstrap.servers=localhost:9092\noffset.flush.interval.ms=soon\n")
+	connecttest.WriteFile(t, path, "bootstrap.servers=localhost:9092\noffset.flush.interval.ms=soon\n")
 	_, err := connect.LoadWorkerConfig(path)
 	if err == nil || !strings.Contains(err.Error(), path+":2: offset.flush.interval.ms: Invalid value soon") {
 		t.Fatalf("worker config error: %v", err)
 	}
 	path = filepath.Join(dir, "c.yaml")
-	writeFile(t, path, "connector.class: FileStreamSource\n")
+	connecttest.WriteFile(t, path, "connector.class: FileStreamSource\n")
 	if _, err := connect.LoadConnectorConfig(path); err == nil || !strings.Contains(err.Error(), "has no name") {
 		t.Fatalf("connector config without a name: %v", err)
 	}
@@ -120,7 +122,7 @@ func TestBadConfigFilesNameTheKey(t *testing.T) {
 	_, err = connect.StartStandalone(context.Background(), connect.Config{"bootstrap.servers": b.Addr(), "listeners": "http://127.0.0.1:0",
 		"offset.storage.file.filename": filepath.Join(dir, "o.json")},
 		[]connect.Config{{"name": "c", "connector.class": "FileStreamSource", "topic": "t", "batch.size": "many"}},
-		connect.WorkerOptions{Registry: registry(), Logger: testLogger(t)})
+		connect.WorkerOptions{Registry: connectors.NewRegistry(), Logger: connecttest.Logger(t)})
 	if err == nil || !strings.Contains(err.Error(), `Missing required configuration "file"`) || !strings.Contains(err.Error(), "batch.size: Invalid value many") {
 		t.Fatalf("invalid connector: %v", err)
 	}

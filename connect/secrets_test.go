@@ -12,6 +12,7 @@ import (
 	"github.com/runnel-io/runnel/broker/brokertest"
 	"github.com/runnel-io/runnel/connect"
 	"github.com/runnel-io/runnel/connect/connectors"
+	"github.com/runnel-io/runnel/connect/connecttest"
 )
 
 // seenConfigs records the configs the secret-test tasks started with.
@@ -63,7 +64,7 @@ func TestSecretsAreResolvedForTasksAndNeverShown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w, err := connect.StartStandalone(ctx, connect.Config{"bootstrap.servers": b.Addr(), "listeners": "http://127.0.0.1:0",
-		"offset.storage.file.filename": filepath.Join(dir, "offsets.json")}, nil, connect.WorkerOptions{Registry: reg, Logger: testLogger(t)})
+		"offset.storage.file.filename": filepath.Join(dir, "offsets.json")}, nil, connect.WorkerOptions{Registry: reg, Logger: connecttest.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,10 +75,10 @@ func TestSecretsAreResolvedForTasksAndNeverShown(t *testing.T) {
 	var info struct {
 		Config map[string]string `json:"config"`
 	}
-	if code := call(t, "PUT", w.URL()+"/connectors/s/config", cfg, &info); code != 201 {
+	if code := connecttest.Call(t, "PUT", w.URL()+"/connectors/s/config", cfg, &info); code != 201 {
 		t.Fatalf("create: %d", code)
 	}
-	waitFor(t, 10*time.Second, "the task started", func() bool {
+	connecttest.WaitFor(t, 10*time.Second, "the task started", func() bool {
 		seenConfigs.Lock()
 		defer seenConfigs.Unlock()
 		return seenConfigs.m["s"] != nil
@@ -91,7 +92,7 @@ func TestSecretsAreResolvedForTasksAndNeverShown(t *testing.T) {
 	for _, path := range []string{"/connectors/s/config", "/connectors/s", "/connectors/s/tasks", "/connectors?expand=info"} {
 		var body strings.Builder
 		var raw any
-		call(t, "GET", w.URL()+path, nil, &raw)
+		connecttest.Call(t, "GET", w.URL()+path, nil, &raw)
 		body.WriteString(strings.ReplaceAll(strings.ReplaceAll(toJSON(t, raw), `\u003c`, "<"), `\u003e`, ">"))
 		s := body.String()
 		if strings.Contains(s, "s3cret") || strings.Contains(s, "alice") || strings.Contains(s, "literal-token") {
@@ -109,7 +110,7 @@ func TestSecretsAreResolvedForTasksAndNeverShown(t *testing.T) {
 			} `json:"value"`
 		} `json:"configs"`
 	}
-	call(t, "PUT", w.URL()+"/connector-plugins/SecretSource/config/validate", cfg, &infos)
+	connecttest.Call(t, "PUT", w.URL()+"/connector-plugins/SecretSource/config/validate", cfg, &infos)
 	for _, c := range infos.Configs {
 		if c.Value.Name == "token" && (c.Value.Value == nil || *c.Value.Value != "[hidden]") {
 			t.Errorf("validate shows token as %v", c.Value.Value)
@@ -122,11 +123,11 @@ func TestSecretsAreResolvedForTasksAndNeverShown(t *testing.T) {
 	var rerr struct {
 		Message string `json:"message"`
 	}
-	if code := call(t, "PUT", w.URL()+"/connectors/s/config", cfg, &rerr); code != 400 || !strings.Contains(rerr.Message, "user: ") || !strings.Contains(rerr.Message, "RUNNEL_TEST_UNSET") {
+	if code := connecttest.Call(t, "PUT", w.URL()+"/connectors/s/config", cfg, &rerr); code != 400 || !strings.Contains(rerr.Message, "user: ") || !strings.Contains(rerr.Message, "RUNNEL_TEST_UNSET") {
 		t.Fatalf("unresolvable reference: %d %q", code, rerr.Message)
 	}
 	var conf map[string]string
-	call(t, "GET", w.URL()+"/connectors/s/config", nil, &conf)
+	connecttest.Call(t, "GET", w.URL()+"/connectors/s/config", nil, &conf)
 	if conf["user"] != "${env:RUNNEL_TEST_USER}" {
 		t.Fatalf("config after a refused update: %v", conf)
 	}

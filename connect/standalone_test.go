@@ -11,6 +11,7 @@ import (
 
 	"github.com/runnel-io/runnel/broker/brokertest"
 	"github.com/runnel-io/runnel/connect"
+	"github.com/runnel-io/runnel/connect/connecttest"
 )
 
 func fileConnectors(dir string) (source, sink connect.Config) {
@@ -42,18 +43,18 @@ func copyFileThroughTopic(t *testing.T, seeds []string) {
 	for i := range 500 {
 		want = append(want, fmt.Sprintf(`{"id":%d,"name":"item-%d"}`, i, i))
 	}
-	appendLines(t, in, want[:250]...)
+	connecttest.AppendLines(t, in, want[:250]...)
 
-	w := startWorker(t, seeds, dir, nil, source, sink)
-	waitFor(t, 20*time.Second, "the first 250 lines in the output file", func() bool { return len(readLines(t, out)) >= 250 })
+	w := connecttest.StartWorker(t, seeds, dir, nil, nil, source, sink)
+	connecttest.WaitFor(t, 20*time.Second, "the first 250 lines in the output file", func() bool { return len(connecttest.ReadLines(t, out)) >= 250 })
 	w.Close()
 
 	// The second worker resumes at the stored byte position: nothing is
 	// read twice from the file, and lines appended meanwhile arrive.
-	appendLines(t, in, want[250:]...)
-	startWorker(t, seeds, dir, nil, source, sink)
-	waitFor(t, 20*time.Second, "all 500 lines in the output file", func() bool { return len(readLines(t, out)) >= 500 })
-	got := readLines(t, out)
+	connecttest.AppendLines(t, in, want[250:]...)
+	connecttest.StartWorker(t, seeds, dir, nil, nil, source, sink)
+	connecttest.WaitFor(t, 20*time.Second, "all 500 lines in the output file", func() bool { return len(connecttest.ReadLines(t, out)) >= 500 })
+	got := connecttest.ReadLines(t, out)
 	slices.Sort(got)
 	sorted := slices.Clone(want)
 	slices.Sort(sorted)

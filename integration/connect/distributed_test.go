@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runnel-io/runnel/broker/brokertest"
+	"github.com/runnel-io/runnel/connect/connecttest"
 )
 
 type taskState struct {
@@ -26,7 +27,7 @@ type connectorStatus struct {
 // taskOn returns where a connector's one task runs, if it runs.
 func taskOn(t *testing.T, url, name string) (string, bool) {
 	var st connectorStatus
-	if call(t, "GET", url+"/connectors/"+name+"/status", nil, &st) != 200 || len(st.Tasks) != 1 || st.Tasks[0].State != "RUNNING" {
+	if connecttest.TryCall(t, "GET", url+"/connectors/"+name+"/status", nil, &st) != 200 || len(st.Tasks) != 1 || st.Tasks[0].State != "RUNNING" {
 		return "", false
 	}
 	return st.Tasks[0].WorkerID, true
@@ -47,18 +48,18 @@ func TestDistributedWorkerKilled(t *testing.T) {
 	for i := range 3 {
 		in := filepath.Join(dir, fmt.Sprintf("in-%d.txt", i))
 		line := fmt.Sprintf("src-%d line 0", i)
-		appendLines(t, in, line)
+		connecttest.AppendLines(t, in, line)
 		want = append(want, line)
 		cfg := map[string]string{"connector.class": "FileStreamSource", "file": in, "topic": "lines", "poll.interval.ms": "10"}
-		if code := call(t, "POST", workers[i].url+"/connectors", map[string]any{"name": fmt.Sprintf("src-%d", i), "config": cfg}, nil); code != 201 {
+		if code := connecttest.TryCall(t, "POST", workers[i].url+"/connectors", map[string]any{"name": fmt.Sprintf("src-%d", i), "config": cfg}, nil); code != 201 {
 			t.Fatalf("create src-%d: %d", i, code)
 		}
 	}
-	if code := call(t, "PUT", workers[0].url+"/connectors/out/config", map[string]string{"connector.class": "FileStreamSink", "file": out, "topics": "lines"}, nil); code != 201 {
+	if code := connecttest.TryCall(t, "PUT", workers[0].url+"/connectors/out/config", map[string]string{"connector.class": "FileStreamSink", "file": out, "topics": "lines"}, nil); code != 201 {
 		t.Fatalf("create out: %d", code)
 	}
 	names := []string{"src-0", "src-1", "src-2", "out"}
-	waitFor(t, 60*time.Second, "every connector running", func() bool {
+	connecttest.WaitFor(t, 60*time.Second, "every connector running", func() bool {
 		for _, n := range names {
 			if _, ok := taskOn(t, workers[0].url, n); !ok {
 				return false
@@ -66,7 +67,7 @@ func TestDistributedWorkerKilled(t *testing.T) {
 		}
 		return true
 	})
-	waitFor(t, 30*time.Second, "the first lines copied", func() bool { return len(readLines(t, out)) >= 3 })
+	connecttest.WaitFor(t, 30*time.Second, "the first lines copied", func() bool { return len(connecttest.ReadLines(t, out)) >= 3 })
 
 	// Kill the worker that runs src-0's task.
 	host, _ := taskOn(t, workers[0].url, "src-0")
@@ -88,7 +89,7 @@ func TestDistributedWorkerKilled(t *testing.T) {
 	start := time.Now()
 	workers[victim].kill()
 	alive := slices.Delete(slices.Clone(workers), victim, victim+1)
-	waitFor(t, 60*time.Second, "the killed worker's tasks running elsewhere", func() bool {
+	connecttest.WaitFor(t, 60*time.Second, "the killed worker's tasks running elsewhere", func() bool {
 		for _, n := range moved {
 			h, ok := taskOn(t, alive[0].url, n)
 			if !ok || h == host {
@@ -102,11 +103,11 @@ func TestDistributedWorkerKilled(t *testing.T) {
 	// Lines appended after the kill arrive; none is lost.
 	for i := range 3 {
 		line := fmt.Sprintf("src-%d line 1", i)
-		appendLines(t, filepath.Join(dir, fmt.Sprintf("in-%d.txt", i)), line)
+		connecttest.AppendLines(t, filepath.Join(dir, fmt.Sprintf("in-%d.txt", i)), line)
 		want = append(want, line)
 	}
-	waitFor(t, 30*time.Second, "every line in the output", func() bool {
-		got := readLines(t, out)
+	connecttest.WaitFor(t, 30*time.Second, "every line in the output", func() bool {
+		got := connecttest.ReadLines(t, out)
 		for _, l := range want {
 			if !slices.Contains(got, l) {
 				return false

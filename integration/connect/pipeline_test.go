@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/runnel-io/runnel/broker/brokertest"
+	"github.com/runnel-io/runnel/connect/connecttest"
 	"github.com/runnel-io/runnel/internal/pgtest"
 )
 
@@ -55,7 +54,7 @@ func TestFileToPostgresUnderKill(t *testing.T) {
 	db := pg.Connect(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
-	createItemsTopic(t, ctx, seeds)
+	connecttest.CreateTopic(t, seeds, itemsTopic, itemsPartitions, nil)
 
 	dir := t.TempDir()
 	in := newInput(filepath.Join(dir, "items.jsonl"), uint64(time.Now().UnixNano()))
@@ -103,17 +102,6 @@ func TestFileToPostgresUnderKill(t *testing.T) {
 		t.Errorf("the worker's exit after SIGTERM: %v", err)
 	}
 	checkItems(t, ctx, db, in)
-}
-
-func createItemsTopic(t *testing.T, ctx context.Context, seeds []string) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := kadm.NewClient(cl).CreateTopic(ctx, itemsPartitions, 1, nil, itemsTopic); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // scanItems reads the table's row count, largest line number and sum of line

@@ -3,19 +3,17 @@ package connect
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runnel-io/runnel/connect/connecttest"
 )
 
 // worker is a `runnel connect` process.
@@ -104,85 +102,10 @@ func (w *worker) kill() {
 	<-w.done
 }
 
-// call makes a REST request; out receives the JSON answer.
-func call(t *testing.T, method, url string, body, out any) int {
-	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0 // a worker being killed: the caller retries or fails on its own terms
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if out != nil && len(data) > 0 {
-		_ = json.Unmarshal(data, out)
-	}
-	return resp.StatusCode
-}
-
-// waitFor polls cond until it holds or d has passed.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func appendLines(t *testing.T, path string, lines ...string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(strings.Join(lines, "\n") + "\n"); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func readLines(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := strings.TrimSuffix(string(b), "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
-
 // distributedConfig writes a worker config file for group "it".
 func distributedConfig(t *testing.T, dir, seeds string) string {
 	path := filepath.Join(dir, "worker.properties")
-	writeFile(t, path, fmt.Sprintf(`bootstrap.servers=%s
+	connecttest.WriteFile(t, path, fmt.Sprintf(`bootstrap.servers=%s
 group.id=it
 listeners=http://127.0.0.1:0
 session.timeout.ms=2000

@@ -2,16 +2,10 @@ package datagen_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"path/filepath"
 	"reflect"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +15,7 @@ import (
 	"github.com/runnel-io/runnel/broker/brokertest"
 	"github.com/runnel-io/runnel/connect"
 	"github.com/runnel-io/runnel/connect/connectors/datagen"
+	"github.com/runnel-io/runnel/connect/connecttest"
 )
 
 const salesTasks = 2
@@ -43,20 +38,20 @@ func TestDatagenResumesAtTheStoredOffset(t *testing.T) {
 	dir := t.TempDir()
 
 	// The first run ends its sequences at 150 and stores that.
-	w := startWorker(t, seeds, dir, salesConnector(150))
-	waitFor(t, 30*time.Second, "both tasks at seq 150", func() bool {
+	w := connecttest.StartWorker(t, seeds, dir, nil, nil, salesConnector(150))
+	connecttest.WaitFor(t, 30*time.Second, "both tasks at seq 150", func() bool {
 		seqs := storedSeqs(t, w.URL(), "sales-gen")
 		return seqs[0] == 150 && seqs[1] == 150
 	})
 	w.Close()
 
 	// The second goes on to 300.
-	w = startWorker(t, seeds, dir, salesConnector(300))
-	waitFor(t, 30*time.Second, "both tasks at seq 300", func() bool {
+	w = connecttest.StartWorker(t, seeds, dir, nil, nil, salesConnector(300))
+	connecttest.WaitFor(t, 30*time.Second, "both tasks at seq 300", func() bool {
 		seqs := storedSeqs(t, w.URL(), "sales-gen")
 		return seqs[0] == 300 && seqs[1] == 300
 	})
-	if n := endOffset(t, seeds, "sales"); n != 300*salesTasks {
+	if n := connecttest.EndOffset(t, seeds, "sales"); n != 300*salesTasks {
 		t.Fatalf("the topic holds %d records, want %d", n, 300*salesTasks)
 	}
 	for task, recs := range salesByTask(t, seeds, 300*salesTasks) {
@@ -83,20 +78,20 @@ func TestDatagenResumesAfterAStopMidStream(t *testing.T) {
 	dir := t.TempDir()
 	const perTask = 300
 
-	w := startWorker(t, seeds, dir, salesConnector(perTask))
-	waitFor(t, 20*time.Second, "60 records in the topic", func() bool { return endOffset(t, seeds, "sales") >= 60 })
+	w := connecttest.StartWorker(t, seeds, dir, nil, nil, salesConnector(perTask))
+	connecttest.WaitFor(t, 20*time.Second, "60 records in the topic", func() bool { return connecttest.EndOffset(t, seeds, "sales") >= 60 })
 	w.Close()
-	stopped := endOffset(t, seeds, "sales")
+	stopped := connecttest.EndOffset(t, seeds, "sales")
 	if stopped >= perTask*salesTasks {
 		t.Fatalf("the tasks finished (%d records) before the worker stopped: nothing to resume", stopped)
 	}
 
-	w = startWorker(t, seeds, dir, salesConnector(perTask))
-	waitFor(t, 30*time.Second, "both tasks at seq 300", func() bool {
+	w = connecttest.StartWorker(t, seeds, dir, nil, nil, salesConnector(perTask))
+	connecttest.WaitFor(t, 30*time.Second, "both tasks at seq 300", func() bool {
 		seqs := storedSeqs(t, w.URL(), "sales-gen")
 		return seqs[0] == perTask && seqs[1] == perTask
 	})
-	total := endOffset(t, seeds, "sales")
+	total := connecttest.EndOffset(t, seeds, "sales")
 	t.Logf("stopped after %d records; %d replayed after the restart", stopped, total-perTask*salesTasks)
 	for task, recs := range salesByTask(t, seeds, int(total)) {
 		g := salesGenerator(t, task)
@@ -131,7 +126,7 @@ func salesGenerator(t *testing.T, task int) *datagen.Generator {
 func salesByTask(t *testing.T, seeds []string, n int) map[int][]*kgo.Record {
 	t.Helper()
 	out := map[int][]*kgo.Record{}
-	for _, r := range consume(t, seeds, "sales", n) {
+	for _, r := range connecttest.Consume(t, seeds, "sales", n) {
 		var task, seq int
 		id := decode(t, r.Value)["sale_id"].(string)
 		if _, err := fmt.Sscanf(id, "sale-%d-%d", &task, &seq); err != nil {
@@ -160,20 +155,20 @@ func TestDatagenRateAndMaxRecords(t *testing.T) {
 		"schema": datagen.Pageviews, "seed": "3", "rate": "200", "max.records": "50", "key.converter": "string",
 	}
 	began := time.Now()
-	w := startWorker(t, seeds, t.TempDir(), conn)
-	waitFor(t, 20*time.Second, "seq 50", func() bool { return storedSeqs(t, w.URL(), "views-gen")[0] == 50 })
+	w := connecttest.StartWorker(t, seeds, t.TempDir(), nil, nil, conn)
+	connecttest.WaitFor(t, 20*time.Second, "seq 50", func() bool { return storedSeqs(t, w.URL(), "views-gen")[0] == 50 })
 	// Record k goes no sooner than k/rate after the first.
 	if took := time.Since(began); took < 49*time.Second/200 {
 		t.Errorf("50 records at 200 a second took only %v", took)
 	}
-	if n := endOffset(t, seeds, "views"); n != 50 {
+	if n := connecttest.EndOffset(t, seeds, "views"); n != 50 {
 		t.Fatalf("the topic holds %d records, want 50", n)
 	}
 	g, err := datagen.NewGenerator(datagen.GeneratorConfig{Schema: datagen.Pageviews, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, r := range consume(t, seeds, "views", 50) {
+	for i, r := range connecttest.Consume(t, seeds, "views", 50) {
 		sameRecord(t, r, g.Next(), fmt.Sprintf("record %d", i))
 	}
 }
@@ -204,20 +199,13 @@ func decode(t *testing.T, b []byte) map[string]any {
 // storedSeqs returns the stored seq of each task.
 func storedSeqs(t *testing.T, url, name string) map[int]int64 {
 	t.Helper()
-	resp, err := http.Get(url + "/connectors/" + name + "/offsets")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var offs struct {
 		Offsets []struct {
 			Partition struct{ Task int }
 			Offset    struct{ Seq int64 }
 		}
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&offs); err != nil {
-		t.Fatal(err)
-	}
+	connecttest.Call(t, "GET", url+"/connectors/"+name+"/offsets", nil, &offs)
 	out := map[int]int64{}
 	for _, o := range offs.Offsets {
 		out[o.Partition.Task] = o.Offset.Seq
@@ -225,111 +213,10 @@ func storedSeqs(t *testing.T, url, name string) map[int]int64 {
 	return out
 }
 
-func startWorker(t *testing.T, seeds []string, dir string, conns ...connect.Config) *connect.Worker {
-	t.Helper()
-	cfg := connect.Config{
-		"bootstrap.servers":              strings.Join(seeds, ","),
-		"listeners":                      "http://127.0.0.1:0",
-		"offset.storage.file.filename":   filepath.Join(dir, "offsets.json"),
-		"offset.flush.interval.ms":       "100",
-		"value.converter":                "json",
-		"value.converter.schemas.enable": "false",
-		"key.converter":                  "json",
-		"key.converter.schemas.enable":   "false",
-	}
-	reg := connect.NewRegistry()
-	if err := datagen.Register(reg); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := connect.StartStandalone(ctx, cfg, conns, connect.WorkerOptions{Registry: reg, Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Close)
-	return w
-}
-
+// createTopic creates topic with one partition, which keeps each task's
+// records in order, and no time-based retention, which keeps data
+// stamped in 2024.
 func createTopic(t *testing.T, seeds []string, topic string) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	// One partition keeps each task's records in order; no time-based
-	// retention keeps data stamped in 2024.
-	resp, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, map[string]*string{"retention.ms": kadm.StringPtr("-1")}, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func endOffset(t *testing.T, seeds []string, topic string) int64 {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int64
-	ends.Each(func(o kadm.ListedOffset) { n += o.Offset })
-	return n
-}
-
-func consume(t *testing.T, seeds []string, topic string, n int) []*kgo.Record {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var out []*kgo.Record
-	for len(out) < n {
-		fs := cl.PollFetches(ctx)
-		if ctx.Err() != nil {
-			t.Fatalf("read %d of %d records of %s", len(out), n, topic)
-		}
-		out = append(out, fs.Records()...)
-	}
-	return out
-}
-
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func testLogger(t *testing.T) *slog.Logger {
-	if !testing.Verbose() {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return slog.New(slog.NewTextHandler(tWriter{t}, nil))
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
+	connecttest.CreateTopic(t, seeds, topic, 1, map[string]*string{"retention.ms": kadm.StringPtr("-1")})
 }

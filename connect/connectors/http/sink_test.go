@@ -14,6 +14,7 @@ import (
 
 	"github.com/runnel-io/runnel/broker/brokertest"
 	"github.com/runnel-io/runnel/connect"
+	"github.com/runnel-io/runnel/connect/connecttest"
 )
 
 // endpoint is an HTTP server that answers with status(n) the n-th POST
@@ -66,7 +67,7 @@ func sinkConfig(name, url string) connect.Config {
 func TestHTTPSinkRetriesWithoutLoss(t *testing.T) {
 	b := brokertest.Start(t)
 	seeds := []string{b.Addr()}
-	createTopic(t, seeds, "orders")
+	connecttest.CreateTopic(t, seeds, "orders", 1, nil)
 	var values []string
 	for i := range 30 {
 		values = append(values, fmt.Sprintf(`{"order":%d}`, i))
@@ -79,7 +80,7 @@ func TestHTTPSinkRetriesWithoutLoss(t *testing.T) {
 		}
 		return http.StatusOK, ""
 	})
-	startWorker(t, seeds, t.TempDir(), sinkConfig("orders-out", ep.URL))
+	connecttest.StartWorker(t, seeds, t.TempDir(), nil, nil, sinkConfig("orders-out", ep.URL))
 	count := func() int {
 		n := 0
 		for _, b := range ep.taken() {
@@ -87,7 +88,7 @@ func TestHTTPSinkRetriesWithoutLoss(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, 30*time.Second, "30 orders at the endpoint", func() bool { return count() >= 30 })
+	connecttest.WaitFor(t, 30*time.Second, "30 orders at the endpoint", func() bool { return count() >= 30 })
 
 	var got []int
 	for _, batch := range ep.taken() {
@@ -119,14 +120,14 @@ func TestHTTPSinkRetriesWithoutLoss(t *testing.T) {
 func TestHTTPSinkFailsOnBadRequest(t *testing.T) {
 	b := brokertest.Start(t)
 	seeds := []string{b.Addr()}
-	createTopic(t, seeds, "orders")
+	connecttest.CreateTopic(t, seeds, "orders", 1, nil)
 	produce(t, seeds, "orders", `{"order":1}`)
 	ep := newEndpoint(t, func(int) (int, string) {
 		return http.StatusBadRequest, `{"error":"order 1 has no customer"}`
 	})
-	w := startWorker(t, seeds, t.TempDir(), sinkConfig("orders-out", ep.URL))
-	waitFor(t, 30*time.Second, "the task to fail", func() bool { return taskState(t, w, "orders-out") == connect.StateFailed })
-	trace := status(t, w, "orders-out").Tasks[0].Trace
+	w := connecttest.StartWorker(t, seeds, t.TempDir(), nil, nil, sinkConfig("orders-out", ep.URL))
+	connecttest.WaitFor(t, 30*time.Second, "the task to fail", func() bool { return connecttest.TaskStatus(t, w, "orders-out").State == connect.StateFailed })
+	trace := connecttest.TaskStatus(t, w, "orders-out").Trace
 	if !strings.Contains(trace, "400 Bad Request") || !strings.Contains(trace, `{"error":"order 1 has no customer"}`) {
 		t.Fatalf("the trace does not show the answer:\n%s", trace)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/runnel-io/runnel/broker/brokertest"
 	"github.com/runnel-io/runnel/connect"
+	"github.com/runnel-io/runnel/connect/connecttest"
 )
 
 type answer struct {
@@ -39,7 +40,7 @@ func post(t *testing.T, url, contentType, body string) answer {
 func postUntilTaken(t *testing.T, url, contentType, body string) answer {
 	t.Helper()
 	var a answer
-	waitFor(t, 20*time.Second, "the source to take a request", func() bool {
+	connecttest.WaitFor(t, 20*time.Second, "the source to take a request", func() bool {
 		a = post(t, url, contentType, body)
 		return a.status != http.StatusServiceUnavailable
 	})
@@ -51,16 +52,16 @@ func postUntilTaken(t *testing.T, url, contentType, body string) answer {
 func TestHTTPSourceEndToEnd(t *testing.T) {
 	b := brokertest.Start(t)
 	seeds := []string{b.Addr()}
-	createTopic(t, seeds, "events")
+	connecttest.CreateTopic(t, seeds, "events", 1, nil)
 	dir := t.TempDir()
 	addrFile := filepath.Join(dir, "addr")
-	w := startWorker(t, seeds, dir, connect.Config{
+	w := connecttest.StartWorker(t, seeds, dir, nil, nil, connect.Config{
 		"name": "web-in", "connector.class": "HttpSource", "kafka.topic": "events",
 		"http.listener": "127.0.0.1:0", "http.listener.file": addrFile, "http.path": "/events",
 		"key.field": "id", "key.converter": "string",
 	})
 	var addr []byte
-	waitFor(t, 20*time.Second, "the listener file", func() bool {
+	connecttest.WaitFor(t, 20*time.Second, "the listener file", func() bool {
 		var err error
 		addr, err = os.ReadFile(addrFile)
 		return err == nil
@@ -73,7 +74,7 @@ func TestHTTPSourceEndToEnd(t *testing.T) {
 	}
 	// The answer came after the brokers stored the records: they are in
 	// the topic now, no waiting.
-	if n := endOffset(t, seeds, "events"); n != 3 {
+	if n := connecttest.EndOffset(t, seeds, "events"); n != 3 {
 		t.Fatalf("after 200 the topic holds %d records, want 3", n)
 	}
 
@@ -91,12 +92,12 @@ func TestHTTPSourceEndToEnd(t *testing.T) {
 	if a.status != http.StatusOK {
 		t.Fatalf("POST JSON lines: %+v", a)
 	}
-	if n := endOffset(t, seeds, "events"); n != 5 {
+	if n := connecttest.EndOffset(t, seeds, "events"); n != 5 {
 		t.Fatalf("the topic holds %d records, want 5: the refused requests left some", n)
 	}
 	var keys []string
 	var values []map[string]any
-	for _, r := range consume(t, seeds, "events", 5) {
+	for _, r := range connecttest.Consume(t, seeds, "events", 5) {
 		keys = append(keys, string(r.Key))
 		var v map[string]any
 		if err := json.Unmarshal(r.Value, &v); err != nil {
@@ -112,20 +113,20 @@ func TestHTTPSourceEndToEnd(t *testing.T) {
 	}
 
 	// Paused, the source takes nothing.
-	if code := call(t, "PUT", w.URL()+"/connectors/web-in/pause", nil, nil); code != http.StatusAccepted {
+	if code := connecttest.Call(t, "PUT", w.URL()+"/connectors/web-in/pause", nil, nil); code != http.StatusAccepted {
 		t.Fatalf("pause: %d", code)
 	}
-	waitFor(t, 20*time.Second, "the task to pause", func() bool { return taskState(t, w, "web-in") == connect.StatePaused })
+	connecttest.WaitFor(t, 20*time.Second, "the task to pause", func() bool { return connecttest.TaskStatus(t, w, "web-in").State == connect.StatePaused })
 	if a := post(t, url, "application/json", `{"id":"f"}`); a.status != http.StatusServiceUnavailable {
 		t.Fatalf("POST to a paused connector: %+v, want 503", a)
 	}
-	if code := call(t, "PUT", w.URL()+"/connectors/web-in/resume", nil, nil); code != http.StatusAccepted {
+	if code := connecttest.Call(t, "PUT", w.URL()+"/connectors/web-in/resume", nil, nil); code != http.StatusAccepted {
 		t.Fatalf("resume: %d", code)
 	}
 	if a := postUntilTaken(t, url, "application/json", `{"id":"g"}`); a.status != http.StatusOK {
 		t.Fatalf("POST after resuming: %+v", a)
 	}
-	if n := endOffset(t, seeds, "events"); n != 6 {
+	if n := connecttest.EndOffset(t, seeds, "events"); n != 6 {
 		t.Fatalf("the topic holds %d records, want 6", n)
 	}
 }

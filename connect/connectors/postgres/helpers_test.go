@@ -4,21 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/runnel-io/runnel/broker/brokertest"
 	"github.com/runnel-io/runnel/connect"
-	"github.com/runnel-io/runnel/connect/connectors"
+	"github.com/runnel-io/runnel/connect/connecttest"
 	"github.com/runnel-io/runnel/internal/pgtest"
 )
 
@@ -42,25 +38,7 @@ func newEnv(t *testing.T) *env {
 // the test ends, if not before.
 func (e *env) worker(t *testing.T, dir string, conns ...connect.Config) *connect.Worker {
 	t.Helper()
-	cfg := connect.Config{
-		"bootstrap.servers":                 strings.Join(e.seeds, ","),
-		"listeners":                         "http://127.0.0.1:0",
-		"offset.storage.file.filename":      filepath.Join(dir, "offsets.json"),
-		"offset.flush.interval.ms":          "100",
-		"key.converter":                     "json",
-		"key.converter.schemas.enable":      "false",
-		"value.converter":                   "json",
-		"value.converter.schemas.enable":    "false",
-		"task.shutdown.graceful.timeout.ms": "10000",
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	w, err := connect.StartStandalone(ctx, cfg, conns, connect.WorkerOptions{Registry: connectors.NewRegistry(), Logger: testLogger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Close)
-	return w
+	return connecttest.StartWorker(t, e.seeds, dir, nil, nil, conns...)
 }
 
 // kv is a record to produce: JSON key and value; a nil value is a
@@ -72,19 +50,6 @@ type kv struct {
 
 func rec(key, value string) kv { return kv{key, &value} }
 func tombstone(key string) kv  { return kv{key: key} }
-
-// createTopic creates a topic with n partitions.
-func (e *env) createTopic(t *testing.T, topic string, n int32) {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.seeds...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	if _, err := kadm.NewClient(cl).CreateTopic(t.Context(), n, 1, nil, topic); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // produce writes records to topic, in order, keyed to partitions by key.
 func (e *env) produce(t *testing.T, topic string, recs ...kv) {
@@ -164,31 +129,6 @@ func (e *env) wantRows(t *testing.T, sql string, want ...string) {
 	}
 }
 
-// waitFor polls cond until it holds or d has passed.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// taskStatus returns the status of a connector's first task.
-func taskStatus(t *testing.T, w *connect.Worker, name string) connect.TaskStatus {
-	t.Helper()
-	st, err := w.Herder().ConnectorStatus(t.Context(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(st.Tasks) == 0 {
-		return connect.TaskStatus{}
-	}
-	return st.Tasks[0]
-}
-
 // reader reads a topic from its start, with JSON values.
 type reader struct {
 	cl   *kgo.Client
@@ -228,19 +168,4 @@ func (r *reader) waitN(t *testing.T, n int) []map[string]any {
 		}
 	}
 	return r.recs
-}
-
-// testLogger logs into the test's output with -v.
-func testLogger(t *testing.T) *slog.Logger {
-	if !testing.Verbose() {
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return slog.New(slog.NewTextHandler(tWriter{t}, nil))
-}
-
-type tWriter struct{ t *testing.T }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSuffix(string(p), "\n"))
-	return len(p), nil
 }

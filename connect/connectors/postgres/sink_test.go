@@ -11,6 +11,7 @@ import (
 
 	"github.com/runnel-io/runnel/connect"
 	"github.com/runnel-io/runnel/connect/connectors"
+	"github.com/runnel-io/runnel/connect/connecttest"
 )
 
 // sink returns a PostgresSink config of topic into e's database.
@@ -59,7 +60,7 @@ func testSinkInsert(t *testing.T, e *env) {
 	recs = append(recs, rec("", `{"id":7,"name":"again"}`)) // no key: a second row
 	e.produce(t, "ins", recs...)
 	e.worker(t, t.TempDir(), e.sink("ins-sink", "ins", "table.name.format", "rows_${topic}", "auto.create", "true", "batch.size", "10"))
-	waitFor(t, 20*time.Second, "26 rows", func() bool { return e.count(t, `SELECT count(*) FROM rows_ins`) == 26 })
+	connecttest.WaitFor(t, 20*time.Second, "26 rows", func() bool { return e.count(t, `SELECT count(*) FROM rows_ins`) == 26 })
 	e.wantRows(t, `SELECT id, name, price, ok FROM rows_ins WHERE id IN (3, 7) ORDER BY id, name`,
 		"3 item-3 3.5 false", "7 again <nil> <nil>", "7 item-7 7.5 false")
 }
@@ -76,7 +77,7 @@ func testSinkUpsertByValue(t *testing.T, e *env) {
 	e.produce(t, "ups", first...) // 100 records, 50 ids: duplicates in every batch
 	e.worker(t, t.TempDir(), e.sink("ups-sink", "ups", "insert.mode", "upsert", "pk.mode", "record_value", "pk.fields", "id",
 		"auto.create", "true", "batch.size", "30"))
-	waitFor(t, 20*time.Second, "50 rows of v=1", func() bool {
+	connecttest.WaitFor(t, 20*time.Second, "50 rows of v=1", func() bool {
 		return e.count(t, `SELECT count(*) FROM ups WHERE v = 1`) == 50
 	})
 	var second []kv
@@ -84,7 +85,7 @@ func testSinkUpsertByValue(t *testing.T, e *env) {
 		second = append(second, rec("", fmt.Sprintf(`{"id":%d,"v":2}`, id)))
 	}
 	e.produce(t, "ups", second...)
-	waitFor(t, 20*time.Second, "ids 25-74 at v=2", func() bool {
+	connecttest.WaitFor(t, 20*time.Second, "ids 25-74 at v=2", func() bool {
 		return e.count(t, `SELECT count(*) FROM ups WHERE v = 2`) == 50
 	})
 	e.wantRows(t, `SELECT count(*), count(DISTINCT id), min(id), max(id), sum(v)::bigint FROM ups`, "75 75 0 74 125")
@@ -101,9 +102,9 @@ func testSinkUpsertByKey(t *testing.T, e *env) {
 		rec(`{"region":"eu","id":1}`, `{"qty":3}`),
 	)
 	e.worker(t, t.TempDir(), e.sink("upk-sink", "upk", "insert.mode", "upsert", "pk.mode", "record_key", "auto.create", "true"))
-	waitFor(t, 20*time.Second, "two rows", func() bool { return e.count(t, `SELECT count(*) FROM upk`) == 2 })
+	connecttest.WaitFor(t, 20*time.Second, "two rows", func() bool { return e.count(t, `SELECT count(*) FROM upk`) == 2 })
 	e.produce(t, "upk", rec(`{"region":"us","id":1}`, `{"qty":4}`))
-	waitFor(t, 20*time.Second, "us/1 at 4", func() bool { return e.count(t, `SELECT qty FROM upk WHERE region = 'us'`) == 4 })
+	connecttest.WaitFor(t, 20*time.Second, "us/1 at 4", func() bool { return e.count(t, `SELECT qty FROM upk WHERE region = 'us'`) == 4 })
 	e.wantRows(t, `SELECT region, id, qty FROM upk ORDER BY region`, "eu 1 3", "us 1 4")
 	e.wantRows(t, `SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'upk'::regclass`, "PRIMARY KEY (id, region)")
 }
@@ -118,14 +119,14 @@ func testSinkDelete(t *testing.T, e *env) {
 	e.produce(t, "del", recs...)
 	w := e.worker(t, t.TempDir(), e.sink("del-sink", "del", "insert.mode", "upsert", "pk.mode", "record_key", "pk.fields", "sku",
 		"delete.enabled", "true", "auto.create", "true"))
-	waitFor(t, 20*time.Second, "5 rows", func() bool { return e.count(t, `SELECT count(*) FROM del`) == 5 })
+	connecttest.WaitFor(t, 20*time.Second, "5 rows", func() bool { return e.count(t, `SELECT count(*) FROM del`) == 5 })
 	e.produce(t, "del", tombstone(`"k2"`), rec(`"k5"`, `{"qty":50}`), tombstone(`"k4"`), tombstone(`"k9"`),
 		rec(`"k6"`, `{"qty":6}`), tombstone(`"k6"`))
-	waitFor(t, 20*time.Second, "k2 and k4 deleted, k5 updated", func() bool {
+	connecttest.WaitFor(t, 20*time.Second, "k2 and k4 deleted, k5 updated", func() bool {
 		return e.count(t, `SELECT count(*) FROM del`) == 3 && e.count(t, `SELECT qty FROM del WHERE sku = 'k5'`) == 50
 	})
 	e.wantRows(t, `SELECT sku, qty FROM del ORDER BY sku`, "k1 1", "k3 3", "k5 50")
-	if st := taskStatus(t, w, "del-sink"); st.State != connect.StateRunning {
+	if st := connecttest.TaskStatus(t, w, "del-sink"); st.State != connect.StateRunning {
 		t.Fatalf("task %s: %s", st.State, st.Trace)
 	}
 }
@@ -139,11 +140,11 @@ func testSinkAutoCreate(t *testing.T, e *env) {
 		"pk.mode", "record_value", "pk.fields", "id", "auto.create", "true", "auto.evolve", "true"))
 	cols := `SELECT column_name, data_type, is_nullable FROM information_schema.columns
 		WHERE table_schema = 'sinktest' AND table_name = 'evo.v1' ORDER BY ordinal_position`
-	waitFor(t, 20*time.Second, "the table", func() bool { return len(e.rows(t, cols)) > 0 })
+	connecttest.WaitFor(t, 20*time.Second, "the table", func() bool { return len(e.rows(t, cols)) > 0 })
 	e.wantRows(t, cols, "id bigint NO", "arr jsonb YES", "b boolean YES", "f double precision YES",
 		"n bigint YES", "obj jsonb YES", "s text YES")
 	e.produce(t, "evo.v1", rec("", `{"id":2,"n":3,"extra":"new","later":7}`))
-	waitFor(t, 20*time.Second, "the second row", func() bool { return e.count(t, `SELECT count(*) FROM sinktest."evo.v1"`) == 2 })
+	connecttest.WaitFor(t, 20*time.Second, "the second row", func() bool { return e.count(t, `SELECT count(*) FROM sinktest."evo.v1"`) == 2 })
 	e.wantRows(t, cols, "id bigint NO", "arr jsonb YES", "b boolean YES", "f double precision YES",
 		"n bigint YES", "obj jsonb YES", "s text YES", "extra text YES", "later bigint YES")
 	e.wantRows(t, `SELECT id, n, s, obj::text, extra, later FROM sinktest."evo.v1" ORDER BY id`,
@@ -155,7 +156,7 @@ func testSinkAutoCreate(t *testing.T, e *env) {
 // says and writes nothing twice (insert mode, no primary key, so a
 // duplicate would be a second row).
 func testSinkExactlyOnce(t *testing.T, e *env) {
-	e.createTopic(t, "eo", 3)
+	connecttest.CreateTopic(t, e.seeds, "eo", 3, nil)
 	produceN := func(from, to int) {
 		var recs []kv
 		for i := from; i < to; i++ {
@@ -169,7 +170,7 @@ func testSinkExactlyOnce(t *testing.T, e *env) {
 
 	produceN(0, 300)
 	w := e.worker(t, dir, cfg)
-	waitFor(t, 30*time.Second, "300 rows and their offsets", func() bool {
+	connecttest.WaitFor(t, 30*time.Second, "300 rows and their offsets", func() bool {
 		return e.count(t, `SELECT count(*) FROM eo`) == 300 && e.count(t, stored) == 300
 	})
 	e.wantRows(t, `SELECT count(*) FROM runnel_connect_offsets WHERE connector = 'eo-sink' AND topic = 'eo'`, "3")
@@ -194,7 +195,7 @@ func testSinkExactlyOnce(t *testing.T, e *env) {
 	e.worker(t, dir, cfg)
 	// The offsets commit with the rows: once they say 500, every write
 	// has happened, duplicates included.
-	waitFor(t, 30*time.Second, "offsets at 500", func() bool { return e.count(t, stored) == 500 })
+	connecttest.WaitFor(t, 30*time.Second, "offsets at 500", func() bool { return e.count(t, stored) == 500 })
 	e.wantRows(t, `SELECT count(*), count(DISTINCT n), min(n), max(n) FROM eo`, "500 500 0 499")
 }
 
@@ -203,11 +204,11 @@ func testSinkExactlyOnce(t *testing.T, e *env) {
 func testSinkReconnects(t *testing.T, e *env) {
 	e.produce(t, "recon", rec("", `{"id":1}`))
 	w := e.worker(t, t.TempDir(), e.sink("recon-sink", "recon", "auto.create", "true"))
-	waitFor(t, 20*time.Second, "the first row", func() bool { return e.count(t, `SELECT count(*) FROM recon`) == 1 })
+	connecttest.WaitFor(t, 20*time.Second, "the first row", func() bool { return e.count(t, `SELECT count(*) FROM recon`) == 1 })
 	e.wantRows(t, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'runnel-connect recon-sink'`, "1")
 	e.produce(t, "recon", rec("", `{"id":2}`), rec("", `{"id":3}`))
-	waitFor(t, 20*time.Second, "the rows after the connection broke", func() bool { return e.count(t, `SELECT count(*) FROM recon`) == 3 })
-	if st := taskStatus(t, w, "recon-sink"); st.State != connect.StateRunning {
+	connecttest.WaitFor(t, 20*time.Second, "the rows after the connection broke", func() bool { return e.count(t, `SELECT count(*) FROM recon`) == 3 })
+	if st := connecttest.TaskStatus(t, w, "recon-sink"); st.State != connect.StateRunning {
 		t.Fatalf("task %s: %s", st.State, st.Trace)
 	}
 }
@@ -219,8 +220,8 @@ func testSinkBadRecordFails(t *testing.T, e *env) {
 	e.produce(t, "bad", rec("", `{"id":1,"qty":1}`), rec("", `{"id":2,"qty":"many"}`), rec("", `{"id":3,"qty":3}`))
 	w := e.worker(t, t.TempDir(), e.sink("bad-sink", "bad", "insert.mode", "upsert", "pk.mode", "record_value", "pk.fields", "id"))
 	var st connect.TaskStatus
-	waitFor(t, 20*time.Second, "the task to fail", func() bool {
-		st = taskStatus(t, w, "bad-sink")
+	connecttest.WaitFor(t, 20*time.Second, "the task to fail", func() bool {
+		st = connecttest.TaskStatus(t, w, "bad-sink")
 		return st.State == connect.StateFailed
 	})
 	for _, want := range []string{"record bad-0@1", `table "bad", column "qty" (bigint)`, `"many" (string): not an integer`} {
@@ -239,11 +240,11 @@ func testSinkBadRecordTolerated(t *testing.T, e *env) {
 		rec("", `{"id":3,"qty":3,"unknown":true}`), rec("", `{"id":4,"qty":4}`))
 	w := e.worker(t, t.TempDir(), e.sink("tolerant-sink", "tolerant", "insert.mode", "upsert", "pk.mode", "record_value", "pk.fields", "id",
 		"errors.tolerance", "all", "errors.log.enable", "true"))
-	waitFor(t, 20*time.Second, "rows 1 and 4", func() bool { return e.count(t, `SELECT count(*) FROM tolerant`) == 2 })
+	connecttest.WaitFor(t, 20*time.Second, "rows 1 and 4", func() bool { return e.count(t, `SELECT count(*) FROM tolerant`) == 2 })
 	e.produce(t, "tolerant", rec("", `{"id":5,"qty":5}`))
-	waitFor(t, 20*time.Second, "row 5", func() bool { return e.count(t, `SELECT count(*) FROM tolerant`) == 3 })
+	connecttest.WaitFor(t, 20*time.Second, "row 5", func() bool { return e.count(t, `SELECT count(*) FROM tolerant`) == 3 })
 	e.wantRows(t, `SELECT id, qty FROM tolerant ORDER BY id`, "1 1", "4 4", "5 5")
-	if st := taskStatus(t, w, "tolerant-sink"); st.State != connect.StateRunning {
+	if st := connecttest.TaskStatus(t, w, "tolerant-sink"); st.State != connect.StateRunning {
 		t.Fatalf("task %s: %s", st.State, st.Trace)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/runnel-io/runnel/connect"
 	"github.com/runnel-io/runnel/connect/connectors"
+	"github.com/runnel-io/runnel/connect/connecttest"
 )
 
 // source returns a PostgresSource config reading e's database.
@@ -93,7 +94,7 @@ func testSourceIncrementing(t *testing.T, e *env) {
 	wantField(t, r.waitN(t, 21), "id", seq(1, 21)...)
 
 	var got string
-	waitFor(t, 20*time.Second, "the stored offset {table: inc_t} {incrementing: 21}", func() bool {
+	connecttest.WaitFor(t, 20*time.Second, "the stored offset {table: inc_t} {incrementing: 21}", func() bool {
 		offs, err := w.Herder().Offsets(t.Context(), "inc-src")
 		if err != nil {
 			t.Fatal(err)
@@ -161,7 +162,7 @@ func testSourceBulk(t *testing.T, e *env) {
 	r := e.reader(t, "pg-bulk_t")
 	wantField(t, r.waitN(t, 6)[:6], "id", "1", "2", "3", "1", "2", "3")
 	e.exec(t, `INSERT INTO bulk_t VALUES (4, 'd')`)
-	waitFor(t, 20*time.Second, "the new row", func() bool {
+	connecttest.WaitFor(t, 20*time.Second, "the new row", func() bool {
 		return strings.Contains(fmt.Sprint(field(r.waitN(t, len(r.recs)+1), "id")), "4")
 	})
 	offs, err := w.Herder().Offsets(t.Context(), "bulk-src")
