@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,11 @@ type distHerder struct {
 		statuses map[string]statusValue
 		assign   assignment
 		assigned bool
+		// rejoin: the last assignment took tasks away; rejoin once
+		// they stopped, so that the leader can hand them on.
+		rejoin bool
+		// held: the tasks started here and not yet fully stopped.
+		held map[TaskID]bool
 	}
 
 	// Owned by loop.
@@ -86,6 +92,7 @@ func StartDistributed(ctx context.Context, cfg Config, opts WorkerOptions) (*Wor
 		running: map[TaskID]int64{}, targets: map[TaskID]TargetState{}, connStates: map[string]string{}}
 	h.mu.view = newConfigView()
 	h.mu.statuses = map[string]statusValue{}
+	h.mu.held = map[TaskID]bool{}
 
 	if w.offsets, err = openTopicOffsetStore(ctx, w.kafkaOpts(), topicSpec{cfg[WorkerOffsetsTopic], 25, int16(cfg.Int(WorkerOffsetsRF))}); err != nil {
 		return nil, err
@@ -120,9 +127,11 @@ func StartDistributed(ctx context.Context, cfg Config, opts WorkerOptions) (*Wor
 	loopCtx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); h.loop(loopCtx) }()
-	// Closing: leave the group first (others take the tasks over), then
-	// stop the loop; the worker's close stops the tasks.
-	W.closer = append(W.closer, func() { cancel(); <-done }, h.group.Close)
+	// Closing (the closers run last first): stop the loop, so that no
+	// task starts again; stop the tasks, which commit their offsets and
+	// report their state; only then leave the group, so that the others
+	// never run a task while it still runs here.
+	W.closer = append(W.closer, h.group.Close, w.stopAll, func() { cancel(); <-done })
 	// The group client polls nothing, but polling drives its fetch of
 	// the (empty) assignment and surfaces fatal group errors.
 	go h.pollGroup(loopCtx)
@@ -141,6 +150,9 @@ func StartDistributed(ctx context.Context, cfg Config, opts WorkerOptions) (*Wor
 func (h *distHerder) pollGroup(ctx context.Context) {
 	for ctx.Err() == nil {
 		fs := h.group.PollFetches(ctx)
+		if fs.IsClientClosed() {
+			return
+		}
 		fs.EachError(func(t string, p int32, err error) {
 			if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
 				h.w.log.Warn("connect group", "err", err)
@@ -204,13 +216,21 @@ func (h *distHerder) writeStatus(key, state, trace string) {
 func (h *distHerder) memberMeta() memberMeta {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return memberMeta{URL: h.url, ConfigOffset: h.mu.view.offset, Connectors: h.mu.assign.Connectors, Tasks: h.mu.assign.Tasks}
+	// A task counts as this worker's until it has stopped: the leader
+	// must not give it to another worker before then.
+	tasks := slices.Clone(h.mu.assign.Tasks)
+	for id := range h.mu.held {
+		if !slices.Contains(tasks, id) {
+			tasks = append(tasks, id)
+		}
+	}
+	return memberMeta{URL: h.url, ConfigOffset: h.mu.view.offset, Connectors: h.mu.assign.Connectors, Tasks: tasks}
 }
 
 // assigned receives this worker's assignment (from the group's goroutine).
 func (h *distHerder) assigned(a assignment) {
 	h.mu.Lock()
-	h.mu.assign, h.mu.assigned = a, true
+	h.mu.assign, h.mu.assigned, h.mu.rejoin = a, true, a.Rejoin
 	h.mu.Unlock()
 	h.w.log.Info("assignment", "leader", a.Leader, "connectors", a.Connectors, "tasks", len(a.Tasks))
 	h.poke()
@@ -373,6 +393,21 @@ func (h *distHerder) reconcile(ctx context.Context) {
 		h.w.stopTask(id)
 		delete(h.running, id)
 		delete(h.targets, id)
+		h.mu.Lock()
+		delete(h.mu.held, id)
+		h.mu.Unlock()
+	}
+	h.mu.Lock()
+	rejoin := h.mu.rejoin
+	h.mu.rejoin = false
+	for _, s := range starts {
+		h.mu.held[s.id] = true
+	}
+	h.mu.Unlock()
+	if rejoin {
+		// The tasks taken away have stopped: the next round gives
+		// them to their new workers.
+		h.group.ForceRebalance()
 	}
 	for _, s := range starts {
 		h.w.startTask(s.id, s.plugin, s.cfg, s.taskCfg, s.target)

@@ -37,7 +37,10 @@ type assignment struct {
 	ConfigOffset int64    `json:"config_offset"` // read the config topic this far first
 	Connectors   []string `json:"connectors"`
 	Tasks        []TaskID `json:"tasks"`
-	Error        string   `json:"error,omitempty"`
+	// Rejoin asks the member to rejoin once it has stopped the tasks
+	// this assignment took away (see Balance).
+	Rejoin bool   `json:"rejoin,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // connectBalancer implements kgo.GroupBalancer for the herder.
@@ -111,10 +114,18 @@ func (b *connectMemberBalancer) Balance(map[string]int32) kgo.IntoSyncAssignment
 		return out
 	}, taskKeys)
 
+	held := map[string][]string{}
+	for i, m := range b.metas {
+		for _, t := range m.Tasks {
+			held[ids[i]] = append(held[ids[i]], t.String())
+		}
+	}
+	rejoin := withholdMoving(taskAssign, held)
+
 	leaderID := b.h.w.id
 	out := make(syncAssignments, 0, len(b.members))
 	for _, id := range ids {
-		a := assignment{Leader: leaderID, LeaderURL: b.h.url, ConfigOffset: offset, Connectors: connAssign[id], Tasks: []TaskID{}}
+		a := assignment{Leader: leaderID, LeaderURL: b.h.url, ConfigOffset: offset, Connectors: connAssign[id], Tasks: []TaskID{}, Rejoin: rejoin[id]}
 		for _, k := range taskAssign[id] {
 			a.Tasks = append(a.Tasks, byKey[k])
 		}
@@ -178,4 +189,37 @@ func stickyAssign(members []string, items []string, prev map[string]string) map[
 		sort.Strings(out[m])
 	}
 	return out
+}
+
+// withholdMoving makes a task move in two rounds, as in Kafka Connect's
+// incremental cooperative protocol (KIP-415): while another member still
+// holds it (held: member → its tasks), this round gives it to nobody and
+// asks the holders to stop it and rejoin; the next round, in which no
+// member holds it, gives it to its new member. A task thus never runs on
+// two workers at once; the tasks of a member that left go on at once. It
+// edits assign in place and returns the members that must rejoin.
+func withholdMoving(assign, held map[string][]string) map[string]bool {
+	holders := map[string][]string{}
+	for m, items := range held {
+		for _, it := range items {
+			holders[it] = append(holders[it], m)
+		}
+	}
+	rejoin := map[string]bool{}
+	for m, items := range assign {
+		kept := items[:0]
+		for _, it := range items {
+			moving := false
+			for _, h := range holders[it] {
+				if h != m {
+					moving, rejoin[h] = true, true
+				}
+			}
+			if !moving {
+				kept = append(kept, it)
+			}
+		}
+		assign[m] = kept
+	}
+	return rejoin
 }

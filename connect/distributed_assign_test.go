@@ -49,3 +49,25 @@ func TestStickyAssign(t *testing.T) {
 		})
 	}
 }
+
+// A task taken from a live member goes to its new member only in the next
+// round, after the old one stopped it; a departed member's tasks move at once.
+func TestWithholdMoving(t *testing.T) {
+	// Round one: c joined; b's t3 is to move to c, a's t0 stays. d left
+	// while holding t4, which goes to c at once.
+	assign := map[string][]string{"a": {"t0"}, "b": {"t2"}, "c": {"t3", "t4"}}
+	held := map[string][]string{"a": {"t0"}, "b": {"t2", "t3"}}
+	rejoin := withholdMoving(assign, held)
+	if got := fmt.Sprint(assign["a"], assign["b"], assign["c"]); got != "[t0] [t2] [t4]" {
+		t.Fatalf("round one assigns %s, want [t0] [t2] [t4]", got)
+	}
+	if !rejoin["b"] || rejoin["a"] || rejoin["c"] {
+		t.Fatalf("rejoin %v, want only b", rejoin)
+	}
+	// Round two: b stopped t3 and rejoined; c gets it.
+	assign = map[string][]string{"a": {"t0"}, "b": {"t2"}, "c": {"t3", "t4"}}
+	held = map[string][]string{"a": {"t0"}, "b": {"t2"}, "c": {"t4"}}
+	if rejoin := withholdMoving(assign, held); len(rejoin) != 0 || fmt.Sprint(assign["c"]) != "[t3 t4]" {
+		t.Fatalf("round two assigns c %v and asks %v to rejoin, want [t3 t4] and nobody", assign["c"], rejoin)
+	}
+}

@@ -179,9 +179,14 @@ func (l *kafkaLog) send(ctx context.Context, rs ...*kgo.Record) error {
 	return nil
 }
 
+// Close stops reading and closes the client once what was written is
+// sent (statuses written while the worker stops), waiting at most 5 s.
 func (l *kafkaLog) Close() {
 	l.cancel()
 	<-l.done
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_ = l.cl.Flush(ctx)
+	cancel()
 	l.cl.Close()
 }
 

@@ -68,7 +68,9 @@ func StartStandalone(ctx context.Context, cfg Config, connectors []Config, opts 
 	if err != nil {
 		return nil, err
 	}
-	W.closer = append(W.closer, func() { _ = W.w.offsets.Close() })
+	// The closers run last first: the tasks stop, committing their
+	// offsets, before the store closes.
+	W.closer = append(W.closer, func() { _ = W.w.offsets.Close() }, W.w.stopAll)
 	h := newLocalHerder(W.w)
 	W.herder = h
 	clusterID, err := kafkaClusterID(ctx, W.w)

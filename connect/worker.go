@@ -158,6 +158,13 @@ func (w *worker) taskStatus(id TaskID) (TaskStatus, bool) {
 
 // close stops every task.
 func (w *worker) close() {
+	w.stopAll()
+	w.dlq.Close()
+}
+
+// stopAll stops every task, each committing its offsets, and refuses
+// new ones. The stores, the status topic and the group must outlive it.
+func (w *worker) stopAll() {
 	w.mu.Lock()
 	w.mu.closed = true
 	ids := make([]TaskID, 0, len(w.mu.tasks))
@@ -171,7 +178,6 @@ func (w *worker) close() {
 		go func() { defer wg.Done(); w.stopTask(id) }()
 	}
 	wg.Wait()
-	w.dlq.Close()
 }
 
 // taskRunner runs one task in its goroutine: start, loop, stop; again
