@@ -1,6 +1,8 @@
 package bench_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
@@ -8,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,10 +42,17 @@ import (
 // key in a batch wins). Defaults but offset.flush.interval.ms (500 ms,
 // instead of 10 s, which would add up to 10 s of tail to an op).
 //
-// BenchmarkConnectFileSource: file → FileStreamSource (format json) →
-// topic. A JSON-lines file of the same records, written once; each op
-// starts a worker with a new source connector and ends when the new
-// 8-partition topic's end offsets hold every line.
+// BenchmarkConnectPostgresSink/raw-copy, the peer of insert: the same
+// rows, decoded beforehand, COPYed into a new table by one pgx
+// connection in one statement — what PostgreSQL takes here with no
+// Kafka, JSON or runtime in the way.
+//
+// BenchmarkConnectFileSource/connect: file → FileStreamSource (format
+// json) → topic. A JSON-lines file of the same records, written once;
+// each op starts a worker with a new source connector and ends when the
+// new 8-partition topic's end offsets hold every line. Its peer,
+// BenchmarkConnectFileSource/kgo-producer: one franz-go producer sends
+// the file's lines as they are (no converter, offsets or task).
 //
 // records/s is records over the op (the worker's start and group join
 // included); MB/s counts the JSON values; cpu-% is this process (the
@@ -105,6 +115,17 @@ func BenchmarkConnectPostgresSink(b *testing.B) {
 		keys int
 	}{{"insert", 0}, {"upsert", connectUpsertKeys}} {
 		in := writeSinkInput(b, srv, mode.name, n, mode.keys)
+		if mode.keys == 0 {
+			// The peer: the same rows COPYed straight into a table,
+			// decoded beforehand (PostgreSQL's own limit here).
+			rows := decodeRows(b, in.recs)
+			b.Run("raw-copy", func(b *testing.B) {
+				for range b.N {
+					reportConnect(b, rawCopyOnce(b, pg, in, rows))
+				}
+				b.ReportMetric(0, "ns/op")
+			})
+		}
 		b.Run(mode.name, func(b *testing.B) {
 			for range b.N {
 				reportConnect(b, sinkOnce(b, srv, pg, in, mode.name))
@@ -117,16 +138,27 @@ func BenchmarkConnectPostgresSink(b *testing.B) {
 func BenchmarkConnectFileSource(b *testing.B) {
 	srv := startStreamsBroker(b)
 	in := writeFileInput(b, connectRecords(b))
-	for range b.N {
-		reportConnect(b, fileOnce(b, srv, in))
-	}
-	b.ReportMetric(0, "ns/op")
+	// The peer: a franz-go producer that sends the file's lines as they
+	// are, with no converter, offsets or task around it.
+	b.Run("kgo-producer", func(b *testing.B) {
+		for range b.N {
+			reportConnect(b, produceFileOnce(b, srv, in))
+		}
+		b.ReportMetric(0, "ns/op")
+	})
+	b.Run("connect", func(b *testing.B) {
+		for range b.N {
+			reportConnect(b, fileOnce(b, srv, in))
+		}
+		b.ReportMetric(0, "ns/op")
+	})
 }
 
 // connectInputSet is an op's input: n records of size bytes in all, and
 // the rows they leave.
 type connectInputSet struct {
 	topic, path string
+	recs        [][]byte // the JSON values
 	n, rows     int
 	size        int64
 }
@@ -135,7 +167,7 @@ type connectInputSet struct {
 // ids or ids drawn from keys.
 func writeSinkInput(tb testing.TB, srv server, mode string, n, keys int) connectInputSet {
 	recs, size := connectInput(n, keys)
-	in := connectInputSet{topic: harness.TopicName("connect-" + mode), n: n, rows: n, size: size}
+	in := connectInputSet{topic: harness.TopicName("connect-" + mode), recs: recs, n: n, rows: n, size: size}
 	writeTopic(tb, srv.addr, in.topic, nil, n, func(i int) *kgo.Record { return &kgo.Record{Value: recs[i]} })
 	if keys > 0 {
 		in.rows = distinctIDs(recs)
@@ -146,7 +178,7 @@ func writeSinkInput(tb testing.TB, srv server, mode string, n, keys int) connect
 // writeFileInput writes the source's JSON-lines file once.
 func writeFileInput(tb testing.TB, n int) connectInputSet {
 	recs, size := connectInput(n, 0)
-	in := connectInputSet{path: filepath.Join(tb.TempDir(), "records.jsonl"), n: n, rows: n, size: size}
+	in := connectInputSet{path: filepath.Join(tb.TempDir(), "records.jsonl"), recs: recs, n: n, rows: n, size: size}
 	var file []byte
 	for _, r := range recs {
 		file = append(append(file, r...), '\n')
@@ -192,20 +224,122 @@ func fileOnce(tb testing.TB, srv server, in connectInputSet) connectOp {
 	return measureConnect(tb, srv, in, source, func() { waitEndOffsets(tb, srv, topic, int64(in.n)) })
 }
 
+// connectColumns are the columns of connectRecord, in the types the
+// sink's auto.create gives them.
+var connectColumns = []struct{ name, typ string }{
+	{"id", "bigint PRIMARY KEY"}, {"seq", "bigint"}, {"name", "text"}, {"qty", "bigint"},
+	{"price", "double precision"}, {"active", "boolean"}, {"note", "text"},
+}
+
+// decodeRows turns the JSON records into COPY rows, in connectColumns'
+// order.
+func decodeRows(tb testing.TB, recs [][]byte) [][]any {
+	rows := make([][]any, len(recs))
+	for i, r := range recs {
+		var v struct {
+			ID, Seq, Qty int64
+			Name, Note   string
+			Price        float64
+			Active       bool
+		}
+		if err := json.Unmarshal(r, &v); err != nil {
+			tb.Fatal(err)
+		}
+		rows[i] = []any{v.ID, v.Seq, v.Name, v.Qty, v.Price, v.Active, v.Note}
+	}
+	return rows
+}
+
+// rawCopyOnce COPYs rows into a new table in one statement: the time
+// from the connection to the commit, with no Kafka, JSON or runtime.
+func rawCopyOnce(tb testing.TB, pg *pgtest.Server, in connectInputSet, rows [][]any) connectOp {
+	table := strings.ReplaceAll(harness.TopicName("pg-raw"), "-", "_")
+	cols := make([]string, len(connectColumns))
+	defs := make([]string, len(connectColumns))
+	for i, c := range connectColumns {
+		cols[i] = c.name
+		defs[i] = c.name + " " + c.typ
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	return measure(tb, in, func() {
+		conn, err := pgx.Connect(ctx, pg.DSN())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(ctx, "CREATE TABLE "+table+" ("+strings.Join(defs, ", ")+")"); err != nil {
+			tb.Fatal(err)
+		}
+		n, err := conn.CopyFrom(ctx, pgx.Identifier{table}, cols, pgx.CopyFromRows(rows))
+		if err != nil || n != int64(len(rows)) {
+			tb.Fatalf("COPY into %s: %d of %d rows: %v", table, n, len(rows), err)
+		}
+	})
+}
+
+// produceFileOnce sends the file's lines to a new topic with one franz-go
+// producer and returns once every line is acknowledged.
+func produceFileOnce(tb testing.TB, srv server, in connectInputSet) connectOp {
+	topic := harness.TopicName("kgo-file")
+	createTopic(tb, srv.addr, topic)
+	op := measure(tb, in, func() {
+		f, err := os.Open(in.path)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		defer f.Close()
+		cl, err := kgo.NewClient(kgo.SeedBrokers(srv.addr), kgo.DefaultProduceTopic(topic))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		defer cl.Close()
+		var failed atomic.Pointer[error]
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			cl.Produce(context.Background(), &kgo.Record{Value: bytes.Clone(sc.Bytes())}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					failed.CompareAndSwap(nil, &err)
+				}
+			})
+		}
+		if err := sc.Err(); err != nil {
+			tb.Fatal(err)
+		}
+		if err := cl.Flush(context.Background()); err != nil {
+			tb.Fatal(err)
+		}
+		if err := failed.Load(); err != nil {
+			tb.Fatal(*err)
+		}
+	})
+	waitEndOffsets(tb, srv, topic, int64(in.n)) // fails if it holds more
+	return op
+}
+
 // measureConnect starts a worker with the connector conn, waits until
 // done returns, and closes the worker; it returns the time from the
 // start until done and the CPU used meanwhile.
 func measureConnect(tb testing.TB, srv server, in connectInputSet, conn connect.Config, done func()) connectOp {
+	var w *connect.Worker
+	op := measure(tb, in, func() {
+		w = startBenchWorker(tb, srv.addr, conn)
+		done()
+	})
+	w.Close()
+	return op
+}
+
+// measure runs run and returns its time and the CPU used meanwhile.
+func measure(tb testing.TB, in connectInputSet, run func()) connectOp {
 	self0 := harness.SelfCPU()
 	machine0, err := harness.MachineCPU()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	start := time.Now()
-	w := startBenchWorker(tb, srv.addr, conn)
-	done()
+	run()
 	op := connectOp{in: in, elapsed: time.Since(start)}
-	defer w.Close()
 	machine, err := harness.MachineCPU()
 	if err != nil {
 		tb.Fatal(err)
@@ -365,8 +499,16 @@ func TestConnectBenchmarks(t *testing.T) {
 			t.Logf("%d records in %v", n, op.elapsed)
 		})
 	}
+	t.Run("raw-copy", func(t *testing.T) {
+		in := writeSinkInput(t, srv, "raw", n, 0)
+		op := rawCopyOnce(t, pg, in, decodeRows(t, in.recs))
+		t.Logf("%d rows in %v", n, op.elapsed)
+	})
 	t.Run("file", func(t *testing.T) {
-		op := fileOnce(t, srv, writeFileInput(t, n))
-		t.Logf("%d lines in %v", n, op.elapsed)
+		in := writeFileInput(t, n)
+		op := fileOnce(t, srv, in)
+		t.Logf("connect: %d lines in %v", n, op.elapsed)
+		op = produceFileOnce(t, srv, in)
+		t.Logf("kgo producer: %d lines in %v", n, op.elapsed)
 	})
 }

@@ -262,6 +262,7 @@ func render(w io.Writer, r *results) summary {
 	renderReplication(w, r)
 	renderTxn(w, r)
 	renderStreams(w, r)
+	renderConnect(w, r)
 
 	fmt.Fprintf(w, "\n== Summary ==\n")
 	var fair summary
