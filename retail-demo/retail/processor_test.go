@@ -1,0 +1,91 @@
+package retail
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/runnel-io/runnel/streams"
+	"github.com/runnel-io/runnel/streams/serde"
+	"github.com/runnel-io/runnel/streams/streamstest"
+)
+
+// The app's outputs equal the reference's whatever order the two inputs
+// arrive in: as generated, every shipment first, every sale first.
+func TestAppMatchesReferenceInAnyArrivalOrder(t *testing.T) {
+	cfg := testConfig(20_000)
+	events := testEvents(t, cfg)
+	wantR, wantP := reference(cfg, events)
+	if len(wantR) < 50 || len(wantP) < 20 {
+		t.Fatalf("the data set makes %d reorders and %d price changes: too few to test anything", len(wantR), len(wantP))
+	}
+	t.Logf("%d events: %d reorders, %d price changes", len(events), len(wantR), len(wantP))
+	var sales, ships []Event
+	for _, e := range events {
+		if e.Topic == cfg.Topics.Sales {
+			sales = append(sales, e)
+		} else {
+			ships = append(ships, e)
+		}
+	}
+	for _, order := range []struct {
+		name  string
+		input []Event
+	}{
+		{"as generated", events},
+		{"shipments first", append(append([]Event{}, ships...), sales...)},
+		{"sales first", append(append([]Event{}, sales...), ships...)},
+	} {
+		t.Run(order.name, func(t *testing.T) {
+			gotR, gotP := runDriver(t, cfg, order.input)
+			diffOutputs(t, gotR, wantR, gotP, wantP)
+		})
+	}
+}
+
+// runDriver pipes events through the topology on the test driver, then
+// the end-of-input watermark on both inputs.
+func runDriver(t *testing.T, cfg Config, events []Event) ([]Reorder, []PriceChange) {
+	topo, err := Topology(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := streamstest.New(t, topo, streamstest.Config{})
+	defer d.Close()
+	in := map[string]*streamstest.InputTopic[string, []byte]{}
+	for _, topic := range []string{cfg.Topics.Sales, cfg.Topics.Shipments} {
+		in[topic] = streamstest.Input(d, topic, serde.String, serde.Bytes)
+	}
+	for _, e := range events {
+		if err := in[e.Topic].PipeRaw([]byte(e.Key), e.Value, time.UnixMilli(e.Time)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := streams.Header{Key: WatermarkHeader, Value: []byte(strconv.FormatInt(EndOfInput, 10))}
+	for _, topic := range []string{cfg.Topics.Sales, cfg.Topics.Shipments} {
+		if err := in[topic].PipeRaw(nil, nil, time.UnixMilli(events[len(events)-1].Time), end); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rs []Reorder
+	for _, r := range d.Records(cfg.Topics.Reorders) {
+		var v Reorder
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, v)
+	}
+	var ps []PriceChange
+	for _, r := range d.Records(cfg.Topics.Prices) {
+		var v PriceChange
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, v)
+	}
+	if n, want := len(d.Records(cfg.Topics.Stock)), len(events); n != want {
+		t.Fatalf("%d stock updates for %d events", n, want)
+	}
+	return rs, ps
+}
