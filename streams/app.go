@@ -182,6 +182,9 @@ func (a *App) Run(ctx context.Context) error {
 	r := &run{app: a, db: db, instanceID: instanceID}
 	defer r.close()
 	if err := r.start(ctx); err != nil {
+		if ctx.Err() != nil { // stopped while starting: as asked
+			return nil
+		}
 		return err
 	}
 	a.mu.Lock()

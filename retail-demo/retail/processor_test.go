@@ -1,4 +1,4 @@
-package retail
+package retail_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnel-io/runnel/retail-demo/retail"
+	"github.com/runnel-io/runnel/retail-demo/retail/retailtest"
 	"github.com/runnel-io/runnel/streams"
 	"github.com/runnel-io/runnel/streams/serde"
 	"github.com/runnel-io/runnel/streams/streamstest"
@@ -14,14 +16,14 @@ import (
 // The app's outputs equal the reference's whatever order the two inputs
 // arrive in: as generated, every shipment first, every sale first.
 func TestAppMatchesReferenceInAnyArrivalOrder(t *testing.T) {
-	cfg := testConfig(20_000)
-	events := testEvents(t, cfg)
-	wantR, wantP := reference(cfg, events)
+	cfg := retailtest.Config(20_000)
+	events := retailtest.Events(t, cfg)
+	wantR, wantP := retailtest.Reference(cfg, events)
 	if len(wantR) < 50 || len(wantP) < 20 {
 		t.Fatalf("the data set makes %d reorders and %d price changes: too few to test anything", len(wantR), len(wantP))
 	}
 	t.Logf("%d events: %d reorders, %d price changes", len(events), len(wantR), len(wantP))
-	var sales, ships []Event
+	var sales, ships []retail.Event
 	for _, e := range events {
 		if e.Topic == cfg.Topics.Sales {
 			sales = append(sales, e)
@@ -31,23 +33,23 @@ func TestAppMatchesReferenceInAnyArrivalOrder(t *testing.T) {
 	}
 	for _, order := range []struct {
 		name  string
-		input []Event
+		input []retail.Event
 	}{
 		{"as generated", events},
-		{"shipments first", append(append([]Event{}, ships...), sales...)},
-		{"sales first", append(append([]Event{}, sales...), ships...)},
+		{"shipments first", append(append([]retail.Event{}, ships...), sales...)},
+		{"sales first", append(append([]retail.Event{}, sales...), ships...)},
 	} {
 		t.Run(order.name, func(t *testing.T) {
 			gotR, gotP := runDriver(t, cfg, order.input)
-			diffOutputs(t, gotR, wantR, gotP, wantP)
+			retailtest.Diff(t, gotR, wantR, gotP, wantP)
 		})
 	}
 }
 
 // runDriver pipes events through the topology on the test driver, then
 // the end-of-input watermark on both inputs.
-func runDriver(t *testing.T, cfg Config, events []Event) ([]Reorder, []PriceChange) {
-	topo, err := Topology(cfg)
+func runDriver(t *testing.T, cfg retail.Config, events []retail.Event) ([]retail.Reorder, []retail.PriceChange) {
+	topo, err := retail.Topology(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,23 +64,23 @@ func runDriver(t *testing.T, cfg Config, events []Event) ([]Reorder, []PriceChan
 			t.Fatal(err)
 		}
 	}
-	end := streams.Header{Key: WatermarkHeader, Value: []byte(strconv.FormatInt(EndOfInput, 10))}
+	end := streams.Header{Key: retail.WatermarkHeader, Value: []byte(strconv.FormatInt(retail.EndOfInput, 10))}
 	for _, topic := range []string{cfg.Topics.Sales, cfg.Topics.Shipments} {
 		if err := in[topic].PipeRaw(nil, nil, time.UnixMilli(events[len(events)-1].Time), end); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var rs []Reorder
+	var rs []retail.Reorder
 	for _, r := range d.Records(cfg.Topics.Reorders) {
-		var v Reorder
+		var v retail.Reorder
 		if err := json.Unmarshal(r.Value, &v); err != nil {
 			t.Fatal(err)
 		}
 		rs = append(rs, v)
 	}
-	var ps []PriceChange
+	var ps []retail.PriceChange
 	for _, r := range d.Records(cfg.Topics.Prices) {
-		var v PriceChange
+		var v retail.PriceChange
 		if err := json.Unmarshal(r.Value, &v); err != nil {
 			t.Fatal(err)
 		}

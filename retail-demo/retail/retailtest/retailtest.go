@@ -1,4 +1,8 @@
-package retail
+// Package retailtest holds the retail demo's test reference: the
+// reorders and price changes of a finite input computed again from the
+// rules of package retail's doc, sharing no code with the app, and the
+// helpers that compare an app's outputs with it.
+package retailtest
 
 import (
 	"cmp"
@@ -8,13 +12,15 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/runnel-io/runnel/retail-demo/retail"
 )
 
-// reference computes the reorders and price changes of a finite input by
+// Reference computes the reorders and price changes of a finite input by
 // the rules of doc.go, written again from them as plainly as possible and
 // sharing no code with the app: one store's product at a time, its events
 // sorted by (time, shipment before sale, input order), hops kept in a map.
-func reference(cfg Config, events []Event) ([]Reorder, []PriceChange) {
+func Reference(cfg retail.Config, events []retail.Event) ([]retail.Reorder, []retail.PriceChange) {
 	m := cfg.Model
 	hopMS, winMS := m.VelocityHop.Milliseconds(), m.VelocityWindow.Milliseconds()
 	hops := winMS / hopMS
@@ -24,14 +30,14 @@ func reference(cfg Config, events []Event) ([]Reorder, []PriceChange) {
 		ts   int64
 		sale bool
 		idx  int
-		e    Event
+		e    retail.Event
 	}
 	byKey := map[string][]ev{}
 	for i, e := range events {
 		byKey[e.Key] = append(byKey[e.Key], ev{e.Time, e.Topic == cfg.Topics.Sales, i, e})
 	}
-	var reorders []Reorder
-	var prices []PriceChange
+	var reorders []retail.Reorder
+	var prices []retail.PriceChange
 	for key, evs := range byKey {
 		slices.SortStableFunc(evs, func(a, b ev) int {
 			if c := cmp.Compare(a.ts, b.ts); c != 0 {
@@ -45,7 +51,7 @@ func reference(cfg Config, events []Event) ([]Reorder, []PriceChange) {
 			}
 			return cmp.Compare(a.idx, b.idx)
 		})
-		store, product, _ := SplitKey(key)
+		store, product, _ := retail.SplitKey(key)
 		stock := m.InitialStock
 		sold := map[int64]int64{} // units per hop
 		curHop := hopOf(evs[0].ts)
@@ -72,7 +78,7 @@ func reference(cfg Config, events []Event) ([]Reorder, []PriceChange) {
 				curHop = h
 			}
 			if x.sale {
-				var s Sale
+				var s retail.Sale
 				if err := json.Unmarshal(x.e.Value, &s); err != nil {
 					panic(err)
 				}
@@ -80,7 +86,7 @@ func reference(cfg Config, events []Event) ([]Reorder, []PriceChange) {
 				stock -= min(stock, s.Quantity)
 				listCents = int64(math.Round(s.ListPrice * 100))
 			} else {
-				var sh Shipment
+				var sh retail.Shipment
 				if err := json.Unmarshal(x.e.Value, &sh); err != nil {
 					panic(err)
 				}
@@ -95,7 +101,7 @@ func reference(cfg Config, events []Event) ([]Reorder, []PriceChange) {
 			ropTimesWin := v*m.LeadTime.Milliseconds() + m.SafetyStock*winMS
 			if !onOrder && stock*winMS <= ropTimesWin {
 				upTo := (v*m.OrderUpTo.Milliseconds() + m.SafetyStock*winMS + winMS - 1) / winMS
-				reorders = append(reorders, Reorder{
+				reorders = append(reorders, retail.Reorder{
 					ReorderID: fmt.Sprintf("%s@%d", key, x.ts), TS: x.ts, StoreID: store, ProductID: product,
 					Quantity: max(upTo-stock, 1), Stock: stock, ReorderPoint: (ropTimesWin + winMS - 1) / winMS, Velocity: v,
 				})
@@ -109,57 +115,59 @@ func reference(cfg Config, events []Event) ([]Reorder, []PriceChange) {
 			scarce := stock*winMS < v*m.RaiseCover.Milliseconds()
 			hot := haveBaseline && v*1000*100 > m.RaiseDemandPct*baseline
 			if overstocked && factor > m.FloorPct*100 {
-				newFactor, reason = max(m.FloorPct*100, factor*(100-m.MarkdownPct)/100), ReasonMarkdown
+				newFactor, reason = max(m.FloorPct*100, factor*(100-m.MarkdownPct)/100), retail.ReasonMarkdown
 			} else if !overstocked && scarce && hot && factor < m.CapPct*100 {
-				newFactor, reason = min(m.CapPct*100, factor*(100+m.RaisePct)/100), ReasonRaise
+				newFactor, reason = min(m.CapPct*100, factor*(100+m.RaisePct)/100), retail.ReasonRaise
 			}
 			if reason == "" || newFactor == factor {
 				continue
 			}
-			prices = append(prices, PriceChange{TS: x.ts, StoreID: store, ProductID: product,
+			prices = append(prices, retail.PriceChange{TS: x.ts, StoreID: store, ProductID: product,
 				OldCents: listCents * factor / 10000, NewCents: listCents * newFactor / 10000, ListCents: listCents,
 				Reason: reason, Stock: stock, Velocity: v})
 			factor, changed, changedAt = newFactor, true, x.ts
 		}
 	}
-	sortOutputs(reorders, prices)
+	SortOutputs(reorders, prices)
 	return reorders, prices
 }
 
-func sortOutputs(rs []Reorder, ps []PriceChange) {
-	slices.SortFunc(rs, func(a, b Reorder) int {
+// SortOutputs sorts reorders and price changes by store, product and time.
+func SortOutputs(rs []retail.Reorder, ps []retail.PriceChange) {
+	slices.SortFunc(rs, func(a, b retail.Reorder) int {
 		return cmp.Or(cmp.Compare(a.StoreID, b.StoreID), cmp.Compare(a.ProductID, b.ProductID), cmp.Compare(a.TS, b.TS))
 	})
-	slices.SortFunc(ps, func(a, b PriceChange) int {
+	slices.SortFunc(ps, func(a, b retail.PriceChange) int {
 		return cmp.Or(cmp.Compare(a.StoreID, b.StoreID), cmp.Compare(a.ProductID, b.ProductID), cmp.Compare(a.TS, b.TS))
 	})
 }
 
-// testConfig is a small, fast data set: about five simulated days.
-func testConfig(sales int64) Config {
-	cfg := DefaultConfig()
+// Config is a small, fast data set: about five simulated days.
+func Config(sales int64) retail.Config {
+	cfg := retail.DefaultConfig()
 	cfg.Generator.Sales = sales
 	cfg.Generator.Rate = 0
 	return cfg
 }
 
-func testEvents(t testing.TB, cfg Config) []Event {
+// Events is every event of cfg's finite run.
+func Events(t testing.TB, cfg retail.Config) []retail.Event {
 	t.Helper()
 	start, err := cfg.Generator.StartTime(time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	var events []Event
-	if err := Events(cfg, start, func(e Event) bool { events = append(events, e); return true }); err != nil {
+	var events []retail.Event
+	if err := retail.Events(cfg, start, func(e retail.Event) bool { events = append(events, e); return true }); err != nil {
 		t.Fatal(err)
 	}
 	return events
 }
 
-// diffOutputs fails the test with the first difference.
-func diffOutputs(t *testing.T, gotR, wantR []Reorder, gotP, wantP []PriceChange) {
+// Diff fails the test with the first difference.
+func Diff(t testing.TB, gotR, wantR []retail.Reorder, gotP, wantP []retail.PriceChange) {
 	t.Helper()
-	sortOutputs(gotR, gotP)
+	SortOutputs(gotR, gotP)
 	for i := range max(len(gotR), len(wantR)) {
 		if i >= len(gotR) || i >= len(wantR) || gotR[i] != wantR[i] {
 			t.Fatalf("reorders differ at %d (app %d, reference %d):\napp       %s\nreference %s", i, len(gotR), len(wantR), at(gotR, i), at(wantR, i))
