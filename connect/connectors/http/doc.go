@@ -19,7 +19,8 @@
 //
 // Each object becomes a record's value (integers decode as int64, other
 // numbers as float64, as the json converter does), keyed by the value of
-// its key.field if that is set (a null key if the object lacks it), with
+// its key.field if that is set (a null key if the object lacks it; with
+// several fields, "store_id,product_id", their values joined by ':'), with
 // no timestamp (the producer stamps it). A request is all or nothing as
 // far as decoding goes: one bad object refuses the whole request and
 // nothing of it reaches the topic.

@@ -58,7 +58,8 @@ func sourcePlugin() connect.Plugin {
 					return nil
 				}},
 			connect.ConfigKey{Name: keyKeyField, Type: connect.TypeString, Importance: connect.Medium, Group: "HTTP",
-				Doc: "A top-level field whose value becomes the record key (records without it have a null key); empty: null keys."},
+				Doc: "A top-level field whose value becomes the record key (records without it have a null key); empty: null keys. " +
+					"Several fields, comma-separated, make a string key of their values joined by ':' (\"store_id,product_id\" -> \"s1:p2\"); a record lacking one has a null key."},
 			connect.ConfigKey{Name: keyMaxInflight, Type: connect.TypeInt, Default: "10000", Importance: connect.Low, Group: "HTTP",
 				Doc: "The most records accepted and not yet stored; a request that would exceed it answers 429.", Check: connect.AtLeast(1)},
 			connect.ConfigKey{Name: keyMaxBody, Type: connect.TypeLong, Default: "10485760", Importance: connect.Low, Group: "HTTP",
@@ -89,7 +90,8 @@ var errUnavailable = errors.New("the connector is not taking records now (paused
 // pollWait, and no request is left in the queue without a Poll to take
 // it.
 type sourceTask struct {
-	topic, path, keyField string
+	topic, path string
+	keyFields           []string
 	maxInflight           int
 	maxBody               int64
 	ackTimeout            time.Duration
@@ -125,7 +127,7 @@ type request struct {
 }
 
 func (t *sourceTask) Start(_ context.Context, cfg connect.Config, tc connect.SourceTaskContext) error {
-	t.topic, t.path, t.keyField = cfg.String(keyTopic), cfg.String(keyPath), cfg.String(keyKeyField)
+	t.topic, t.path, t.keyFields = cfg.String(keyTopic), cfg.String(keyPath), connect.SplitList(cfg.String(keyKeyField))
 	t.maxInflight, t.maxBody, t.ackTimeout = cfg.Int(keyMaxInflight), cfg.Long(keyMaxBody), cfg.Millis(keyAckTimeout)
 	t.listenerFile = cfg.String(keyListenerFile)
 	t.log = tc.Logger()
@@ -409,9 +411,7 @@ func (t *sourceTask) enqueue(ctx context.Context, objs []map[string]any) (*reque
 	req.records = make([]connect.Record, len(objs))
 	for i, o := range objs {
 		rec := connect.Record{Topic: t.topic, Value: o, SourcePartition: t.partition, SourceOffset: offset}
-		if t.keyField != "" {
-			rec.Key = o[t.keyField]
-		}
+		rec.Key = keyOf(o, t.keyFields)
 		req.records[i] = rec
 	}
 	t.mu.pending[req.id] = req
@@ -422,6 +422,29 @@ func (t *sourceTask) enqueue(ctx context.Context, objs []map[string]any) (*reque
 	default:
 	}
 	return req, 0, ""
+}
+
+// keyOf is the record key of o: its field when one is named, the values
+// of several joined by ':', or nil.
+func keyOf(o map[string]any, fields []string) any {
+	if len(fields) == 1 {
+		return o[fields[0]]
+	}
+	var b strings.Builder
+	for i, f := range fields {
+		v, ok := o[f]
+		if !ok || v == nil {
+			return nil
+		}
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		fmt.Fprint(&b, v)
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return b.String()
 }
 
 // answer writes an error in the shape of Kafka Connect's REST errors.

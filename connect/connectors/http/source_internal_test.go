@@ -278,3 +278,24 @@ func TestSourceRoutes(t *testing.T) {
 		t.Errorf("a body over %s: %v", keyMaxBody, r)
 	}
 }
+
+// key.field names one field (its value, any type, is the key) or several
+// (a string key of their values joined by ':'); a missing one: null key.
+func TestKeyOf(t *testing.T) {
+	o := map[string]any{"store_id": "s1", "product_id": "p2", "n": int64(7)}
+	for _, c := range []struct {
+		fields []string
+		want   any
+	}{
+		{nil, nil},
+		{[]string{"n"}, int64(7)},
+		{[]string{"missing"}, nil},
+		{[]string{"store_id", "product_id"}, "s1:p2"},
+		{[]string{"store_id", "n"}, "s1:7"},
+		{[]string{"store_id", "missing"}, nil},
+	} {
+		if got := keyOf(o, c.fields); got != c.want {
+			t.Errorf("keyOf(%v) = %#v, want %#v", c.fields, got, c.want)
+		}
+	}
+}
