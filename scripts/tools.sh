@@ -2,7 +2,9 @@
 # tools.sh installs the clients that the integration tests drive and that Go
 # does not bring: kcat (librdkafka), kafka-python (Debian's python3-kafka, with
 # its compression codecs), kafkajs (npm, into integration/clients/node) and
-# PostgreSQL (Debian's postgresql, whose servers internal/pgtest starts).
+# PostgreSQL (Debian's postgresql, whose servers internal/pgtest starts) and
+# Chromium (Debian's chromium, which the retail dashboard test drives through
+# chromedp).
 #
 # It is idempotent and quick when everything is present: it looks first and runs
 # `apt-get update` (once) or `npm ci` only for what is missing. It needs no TTY;
@@ -35,6 +37,7 @@ initdb_path() {
 	command -v initdb 2>/dev/null || ls -1d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1
 }
 [[ -n $(initdb_path) ]] || missing+=(postgresql)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 
 if ((${#missing[@]})); then
 	echo "tools: installing Debian packages: ${missing[*]}"
@@ -58,4 +61,5 @@ fi
 echo "tools: kcat $(kcat -V 2>&1 | sed -n 's/^Version \([^ ]*\).*librdkafka \([^ ]*\) .*/\1 (librdkafka \2)/p')," \
 	"kafka-python $("$PY" -c 'import kafka; print(kafka.__version__)')," \
 	"node $(node --version), kafkajs $(node -p "require('./$NODE_DIR/node_modules/kafkajs/package.json').version")," \
-	"postgresql $("$(initdb_path)" --version | awk '{print $3}')"
+	"postgresql $("$(initdb_path)" --version | awk '{print $3}')," \
+	"$(chromium --version 2>/dev/null | head -n 1)"

@@ -72,7 +72,7 @@ cluster: Runnel, Apache Kafka, Redpanda, ...`,
 	pf.StringVar(&g.clientID, "client-id", "runnel-cli", "client id sent to the brokers")
 
 	// Subcommands are registered here, and only here.
-	root.AddCommand(newBrokerCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newTxnCmd(g), newClusterCmd(g), newPerfCmd(g), newConnectCmd())
+	root.AddCommand(newBrokerCmd(), newTopicCmd(g), newProduceCmd(g), newConsumeCmd(g), newGroupCmd(g), newTxnCmd(g), newClusterCmd(g), newPerfCmd(g), newConnectCmd(), newDemoCmd(g))
 
 	return root
 }

@@ -18,7 +18,11 @@ type Config struct {
 	// Brokers: seed brokers of the cluster to use; empty: an embedded
 	// single-node broker with its data in DataDir.
 	Brokers []string `yaml:"brokers"`
-	DataDir string   `yaml:"data_dir"`
+	// DataDir holds what the demo keeps on disk: the embedded broker's
+	// log, the app's state, Connect's offsets and the output files. The
+	// demo empties it at every start.
+	DataDir  string         `yaml:"data_dir"`
+	Embedded EmbeddedParams `yaml:"embedded"`
 
 	Topics    Topics          `yaml:"topics"`
 	Generator GeneratorParams `yaml:"generator"`
@@ -26,6 +30,14 @@ type Config struct {
 	App       AppParams       `yaml:"app"`
 	Dashboard DashboardParams `yaml:"dashboard"`
 	Connect   ConnectParams   `yaml:"connect"`
+}
+
+// EmbeddedParams configure the embedded broker.
+type EmbeddedParams struct {
+	// Listen is its Kafka listener (host:port).
+	Listen string `yaml:"listen"`
+	// HTTPListen serves its /metrics and /readyz.
+	HTTPListen string `yaml:"http_listen"`
 }
 
 // Topics names the demo's topics.
@@ -95,8 +107,8 @@ type ConnectParams struct {
 	// POSListen is the point-of-sale endpoint (the HTTP source): POST
 	// sales to http://<listen>/sales. Empty: none.
 	POSListen string `yaml:"pos_listen"`
-	// OutDir receives reorders.jsonl and prices.jsonl (file sinks).
-	// Empty: none.
+	// OutDir receives reorders.jsonl and price-adjustments.jsonl (file
+	// sinks); a relative path is under DataDir. Empty: none.
 	OutDir string `yaml:"out_dir"`
 	// PostgresURL, when set, also writes reorders and price changes to
 	// PostgreSQL tables (upsert).
@@ -108,7 +120,8 @@ type ConnectParams struct {
 // DefaultConfig is the configuration of retail.yaml.
 func DefaultConfig() Config {
 	return Config{
-		DataDir: ".data/retail",
+		DataDir:  ".data/retail",
+		Embedded: EmbeddedParams{Listen: "127.0.0.1:9092", HTTPListen: "127.0.0.1:9644"},
 		Topics: Topics{Sales: "retail.sales", Shipments: "retail.shipments", Stock: "retail.stock",
 			Reorders: "retail.reorders", Prices: "retail.price-adjustments", Partitions: 4},
 		Generator: GeneratorParams{Seed: 42, Stores: 10, Products: 40, Start: "2024-01-01T00:00:00Z", Rate: 200, Watermark: 5 * time.Minute},
@@ -121,7 +134,7 @@ func DefaultConfig() Config {
 		},
 		App:       AppParams{ApplicationID: "retail-reorders", ExactlyOnce: true, CommitInterval: 100 * time.Millisecond},
 		Dashboard: DashboardParams{Listen: "127.0.0.1:8080"},
-		Connect:   ConnectParams{POSListen: "127.0.0.1:8081", RESTListen: "127.0.0.1:8083"},
+		Connect:   ConnectParams{POSListen: "127.0.0.1:8081", RESTListen: "127.0.0.1:8083", OutDir: "out"},
 	}
 }
 
