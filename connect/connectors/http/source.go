@@ -90,14 +90,14 @@ var errUnavailable = errors.New("the connector is not taking records now (paused
 // pollWait, and no request is left in the queue without a Poll to take
 // it.
 type sourceTask struct {
-	topic, path string
-	keyFields           []string
-	maxInflight           int
-	maxBody               int64
-	ackTimeout            time.Duration
-	listenerFile          string
-	partition             map[string]any
-	log                   *slog.Logger
+	topic, path  string
+	keyFields    []string
+	maxInflight  int
+	maxBody      int64
+	ackTimeout   time.Duration
+	listenerFile string
+	partition    map[string]any
+	log          *slog.Logger
 
 	srv      *nethttp.Server
 	served   chan struct{} // closed when Serve returned
