@@ -57,8 +57,9 @@ type Options struct {
 	Ready func(dashboardURL string)
 }
 
-// minFreeBytes is the disk space the embedded broker wants to start.
-const minFreeBytes = 500 << 20
+// minFreeBytes is the disk space the embedded broker wants to start (a
+// variable for the test of the message).
+var minFreeBytes uint64 = 500 << 20
 
 // marker marks a data directory the demo made, which it may empty.
 const marker = ".runnel-retail-demo"
@@ -85,6 +86,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if err := checkPorts(cfg, roles, embedded); err != nil {
 		return err
+	}
+	if !embedded { // a process of its own: files of its own
+		cfg.DataDir = filepath.Join(cfg.DataDir, strings.Join(sortedRoles(roles), "+"))
 	}
 	if d := cfg.Connect.OutDir; d != "" && !filepath.IsAbs(d) {
 		cfg.Connect.OutDir = filepath.Join(cfg.DataDir, d)
@@ -126,6 +130,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { <-gctx.Done(); return nil }) // parts without a goroutine here (Connect) run until then
 	appMetrics := prometheus.NewRegistry()
 	stats := &retail.GenStats{}
 	if roles[RoleConnect] {
@@ -184,7 +189,7 @@ func Run(ctx context.Context, o Options) error {
 		url = d.url
 		g.Go(func() error { return d.run(gctx) })
 	}
-	printWelcome(o.Out, cfg, roles, seeds, url)
+	printWelcome(o.Out, cfg, roles, seeds, url, links)
 	if o.Ready != nil {
 		o.Ready(url)
 	}
@@ -368,7 +373,7 @@ func startConnect(ctx context.Context, cfg retail.Config, seeds []string, log *s
 	return w, nil
 }
 
-func printWelcome(w io.Writer, cfg retail.Config, roles map[string]bool, seeds []string, url string) {
+func printWelcome(w io.Writer, cfg retail.Config, roles map[string]bool, seeds []string, url string, links Links) {
 	fmt.Fprintf(w, "\nRunnel retail demo: %s on %s\n", strings.Join(sortedRoles(roles), ", "), strings.Join(seeds, ","))
 	if url != "" {
 		fmt.Fprintf(w, "\n  Dashboard:      %s   <- open this\n", url)
@@ -377,7 +382,7 @@ func printWelcome(w io.Writer, cfg retail.Config, roles map[string]bool, seeds [
 		fmt.Fprintf(w, "  Point of sale:  curl -d '{\"store_id\":\"S001\",\"product_id\":\"P0001\",\"quantity\":3}' http://%s/sales\n", cfg.Connect.POSListen)
 	}
 	if roles[RoleConnect] {
-		fmt.Fprintf(w, "  Connect REST:   http://%s/connectors?expand=status\n", cfg.Connect.RESTListen)
+		fmt.Fprintf(w, "  Connect REST:   %s/connectors?expand=status\n", links.Connect)
 		if cfg.Connect.OutDir != "" {
 			fmt.Fprintf(w, "  Output files:   %s/{reorders,price-adjustments}.jsonl\n", cfg.Connect.OutDir)
 		}
