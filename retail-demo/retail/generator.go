@@ -64,6 +64,10 @@ func Events(cfg Config, start time.Time, yield func(Event) bool) error {
 type GenStats struct {
 	Sales, Shipments atomic.Int64
 	SimTime          atomic.Int64 // the event time of the last record
+	// Sent, when set, is called with each sale and shipment just before
+	// it is handed to the producer, on the generator's goroutine (the
+	// benchmark times the way from there to the stock table).
+	Sent func(Event)
 }
 
 // Generate writes Events to the sales and shipments topics at
@@ -104,6 +108,9 @@ func Generate(ctx context.Context, cl *kgo.Client, cfg Config, stats *GenStats) 
 			// Every record from here on is at e.Time or later.
 			watermark(e.Time, e.Time)
 			nextWM = e.Time + wmEvery
+		}
+		if stats.Sent != nil {
+			stats.Sent(e)
 		}
 		cl.Produce(ctx, &kgo.Record{Topic: e.Topic, Key: []byte(e.Key), Value: e.Value, Timestamp: time.UnixMilli(e.Time)}, done)
 		last = e.Time

@@ -263,6 +263,7 @@ func render(w io.Writer, r *results) summary {
 	renderTxn(w, r)
 	renderStreams(w, r)
 	renderConnect(w, r)
+	renderRetail(w, r)
 
 	fmt.Fprintf(w, "\n== Summary ==\n")
 	var fair summary
