@@ -257,8 +257,8 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 type latencies struct {
 	shipments string // the shipments topic
 	mu        sync.Mutex
-	byKey map[string][]sentEvent // per key, in the generator's order
-	cl   *kgo.Client
+	byKey     map[string][]sentEvent // per key, in the generator's order
+	cl        *kgo.Client
 }
 
 type sentEvent struct {
