@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/runnel-io/runnel/broker/brokertest"
+	"github.com/runnel-io/runnel/internal/testchild"
 	"github.com/runnel-io/runnel/retail-demo/retail"
 	"github.com/runnel-io/runnel/retail-demo/retail/retailtest"
 	"github.com/runnel-io/runnel/streams"
@@ -43,23 +41,9 @@ func testConfig(stateDir string) retail.Config {
 	return cfg
 }
 
-// mainIfChild runs an app instance until its stdin closes and exits, when
-// this process was started by startInstance; it returns at once otherwise.
-func mainIfChild() {
-	raw := os.Getenv(childEnv)
-	if raw == "" {
-		return
-	}
-	var ac appConfig
-	if err := json.Unmarshal([]byte(raw), &ac); err != nil {
-		fmt.Fprintln(os.Stderr, "retail child:", err)
-		os.Exit(2)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		cancel()
-	}()
+// runChild runs an app instance until ctx ends (its stdin closes) and
+// returns the exit status.
+func runChild(ctx context.Context, ac appConfig) int {
 	cfg := testConfig(ac.StateDir)
 	topo, err := retail.Topology(cfg)
 	if err == nil {
@@ -74,73 +58,16 @@ func mainIfChild() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "retail child:", err)
-		os.Exit(1)
+		return 1
 	}
-	os.Exit(0)
+	return 0
 }
 
 func TestMain(m *testing.M) {
-	mainIfChild()
+	if ac, ok := testchild.Params[appConfig](childEnv); ok {
+		os.Exit(runChild(testchild.StdinContext(), ac))
+	}
 	brokertest.Main(m)
-}
-
-// instance is a child process running the app.
-type instance struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	done  chan error
-}
-
-func startInstance(t *testing.T, ac appConfig, logPath string) *instance {
-	t.Helper()
-	raw, err := json.Marshal(ac)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // a dying test leaves no instance behind
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	in := &instance{cmd: cmd, stdin: stdin, done: make(chan error, 1)}
-	go func() {
-		in.done <- cmd.Wait()
-		log.Close()
-	}()
-	t.Cleanup(in.kill)
-	return in
-}
-
-// kill SIGKILLs the instance and waits for it; later calls return at once.
-func (in *instance) kill() {
-	if in.cmd.ProcessState == nil {
-		in.cmd.Process.Signal(syscall.SIGKILL)
-	}
-	<-in.done
-	in.done <- nil
-}
-
-// stop closes stdin (a graceful shutdown) and waits for a clean exit.
-func (in *instance) stop(t *testing.T) {
-	in.stdin.Close()
-	if err := <-in.done; err != nil {
-		t.Errorf("instance exited: %v", err)
-	}
-	in.done <- nil
 }
 
 // The demo pipeline through a broker: the generator writes the seeded
@@ -172,7 +99,7 @@ func TestPipelineMatchesReferenceAcrossRestarts(t *testing.T) {
 			t.Logf("instance log, the last 200 lines:\n%s", strings.Join(lines[max(0, len(lines)-200):], "\n"))
 		}
 	})
-	app := startInstance(t, appConfig{Brokers: seeds, StateDir: filepath.Join(dir, "state-1")}, logPath)
+	app := testchild.Start(t, childEnv, appConfig{Brokers: seeds, StateDir: filepath.Join(dir, "state-1")}, logPath)
 
 	gen, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.RecordPartitioner(retail.Partitioner()))
 	if err != nil {
@@ -225,14 +152,14 @@ func TestPipelineMatchesReferenceAcrossRestarts(t *testing.T) {
 	}
 	n := int64(len(events))
 	waitCommitted("a third", func(c int64) bool { return c >= n/3 })
-	app.kill()
-	app = startInstance(t, appConfig{Brokers: seeds, StateDir: filepath.Join(dir, "state-1")}, logPath)
+	app.Kill()
+	app = testchild.Start(t, childEnv, appConfig{Brokers: seeds, StateDir: filepath.Join(dir, "state-1")}, logPath)
 	waitCommitted("two thirds, after a SIGKILL and a restart", func(c int64) bool { return c >= 2*n/3 })
-	app.stop(t)
-	app = startInstance(t, appConfig{Brokers: seeds, StateDir: filepath.Join(dir, "state-2")}, logPath)
+	app.Stop(t)
+	app = testchild.Start(t, childEnv, appConfig{Brokers: seeds, StateDir: filepath.Join(dir, "state-2")}, logPath)
 	waitCommitted("all, after a stop and a restart on empty state", func(c int64) bool { return total >= 0 && c == total })
 	elapsed := time.Since(start)
-	app.stop(t)
+	app.Stop(t)
 
 	gotR := readAll[retail.Reorder](t, ctx, seeds, cfg.Topics.Reorders)
 	gotP := readAll[retail.PriceChange](t, ctx, seeds, cfg.Topics.Prices)

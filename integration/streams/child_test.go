@@ -2,19 +2,16 @@ package streams
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
-	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/runnel-io/runnel/broker/brokertest"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/runnel-io/runnel/broker/brokertest"
+	"github.com/runnel-io/runnel/internal/testchild"
 	"github.com/runnel-io/runnel/streams"
 )
 
@@ -44,24 +41,9 @@ func countTopology(cfg appConfig) (*streams.Topology, error) {
 	return b.Build()
 }
 
-// mainIfChild runs an app instance and exits when this process was started
-// by startInstance; it returns at once otherwise. The instance stops
-// gracefully when its stdin closes.
-func mainIfChild() {
-	raw, ok := os.LookupEnv(childEnv)
-	if !ok {
-		return
-	}
-	var cfg appConfig
-	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "streams child:", err)
-		os.Exit(2)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		cancel()
-	}()
+// runChild runs an app instance until ctx ends (its stdin closes, a
+// graceful shutdown) and exits.
+func runChild(ctx context.Context, cfg appConfig) {
 	topo, err := countTopology(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "streams child:", err)
@@ -102,68 +84,15 @@ func clientLog() []kgo.Opt {
 	return []kgo.Opt{kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelInfo, nil))}
 }
 
-// instance is a child process running one app instance.
-type instance struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	done  chan error
-}
-
 // startInstance starts an instance; its output goes to the test log file
 // logPath.
-func startInstance(t *testing.T, cfg appConfig, logPath string) *instance {
-	t.Helper()
-	raw, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // a dying test leaves no instance behind
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	in := &instance{cmd: cmd, stdin: stdin, done: make(chan error, 1)}
-	go func() {
-		in.done <- cmd.Wait()
-		log.Close()
-	}()
-	t.Cleanup(func() { in.kill() })
-	return in
-}
-
-// kill SIGKILLs the instance and waits for it.
-func (in *instance) kill() {
-	if in.cmd.ProcessState == nil {
-		in.cmd.Process.Signal(syscall.SIGKILL)
-	}
-	<-in.done
-	in.done <- nil // later waits return at once
-}
-
-// stop closes stdin (a graceful shutdown) and waits for the exit status.
-func (in *instance) stop(t *testing.T) {
-	in.stdin.Close()
-	if err := <-in.done; err != nil {
-		t.Errorf("instance exited: %v", err)
-	}
-	in.done <- nil
+func startInstance(t *testing.T, cfg appConfig, logPath string) *testchild.Child {
+	return testchild.Start(t, childEnv, cfg, logPath)
 }
 
 func TestMain(m *testing.M) {
-	mainIfChild()
+	if cfg, ok := testchild.Params[appConfig](childEnv); ok {
+		runChild(testchild.StdinContext(), cfg)
+	}
 	brokertest.Main(m)
 }

@@ -161,7 +161,7 @@ func runCountUnderKill(t *testing.T, nodes int, exactly bool) {
 		}
 	}
 	t.Logf("killing instance 1 at %d counted (%.1fs)", sumOf(out.latest), time.Since(start).Seconds())
-	b.kill()
+	b.Kill()
 	b = startInstance(t, cfg(1), logPath)
 	for {
 		sum := out.poll(t, ctx)
@@ -174,8 +174,8 @@ func runCountUnderKill(t *testing.T, nodes int, exactly bool) {
 	}
 	elapsed := time.Since(start)
 	t.Logf("%d records counted by two instances (one killed and restarted) in %.1fs: %.0f records/s", records, elapsed.Seconds(), records/elapsed.Seconds())
-	a.stop(t)
-	b.stop(t)
+	a.Stop(t)
+	b.Stop(t)
 
 	// Anything committed after the final counts would be a duplicate.
 	out.poll(t, ctx)
