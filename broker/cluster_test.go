@@ -168,12 +168,13 @@ func readAll(t testing.TB, ctx context.Context, c *brokertest.Cluster, topic str
 	return out
 }
 
-// clusterMetric sums the samples of metric name over the running nodes.
-func clusterMetric(t *testing.T, c *brokertest.Cluster, name string) float64 {
+// clusterMetric sums the samples of metric name (with labels, as
+// sumSamples) over the running nodes.
+func clusterMetric(t *testing.T, c *brokertest.Cluster, name string, labels ...string) float64 {
 	t.Helper()
 	sum := 0.0
 	for _, b := range c.Running() {
-		sum += sumSamples(t, scrape(t, b), name)
+		sum += sumSamples(t, scrape(t, b), name, labels...)
 	}
 	return sum
 }

@@ -129,3 +129,79 @@ func TestClusterTxnCoordinatorMoves(t *testing.T) {
 		t.Fatalf("read_committed after the restart: %q, want %q", got, want)
 	}
 }
+
+// TestClusterTxnVerifyDuringAdd: a transactional producer writes many
+// short transactions to partitions led by all three nodes. franz-go adds
+// each broker's partitions to the transaction from that broker's sink, so
+// one sink's AddPartitionsToTxn is often being written by the coordinator
+// while another broker verifies (KIP-890 part 1) the first batch of a
+// partition added earlier. The verification must not see the other
+// partition's pending add as CONCURRENT_TRANSACTIONS (Kafka checks only
+// the durable state there): a produce was answered NOT_ENOUGH_REPLICAS
+// with the ISR full, and the client retried it after a metadata refresh
+// (every few seconds in a Streams app committing every 100 ms). A 1 ms
+// CONCURRENT_TRANSACTIONS backoff keeps the sinks' adds close together,
+// so the race showed in nearly every run (dozens of refusals).
+func TestClusterTxnVerifyDuringAdd(t *testing.T) {
+	c := brokertest.StartCluster(t, 3, txnClusterSettings)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(clusterClient(t, c))
+	const topic, parts, txns = "txn-verify", 12, 60
+	if _, err := adm.CreateTopic(ctx, parts, 3, map[string]*string{"min.insync.replicas": kmsg.StringPtr("2")}, topic); err != nil {
+		t.Fatal(err)
+	}
+	leaders := fullISR(t, ctx, adm, topic)
+	byNode := map[int32]int{}
+	for _, l := range leaders {
+		byNode[l]++
+	}
+	if len(byNode) != 3 {
+		t.Fatalf("leaders %v: want partitions led by all three nodes", leaders)
+	}
+	prod := clusterClient(t, c, kgo.TransactionalID("verify-during-add"), kgo.TransactionTimeout(30*time.Second),
+		kgo.DefaultProduceTopic(topic), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.ConcurrentTransactionsBackoff(time.Millisecond))
+	// The first transaction creates __transaction_state; count from the
+	// second, once every internal partition has its full ISR.
+	refused := func() float64 {
+		return clusterMetric(t, c, "runnel_broker_errors_total", `api="Produce"`, `error="NOT_ENOUGH_REPLICAS"`)
+	}
+	var want []string
+	txn := func(i int) {
+		t.Helper()
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for p := range int32(parts) {
+			v := fmt.Sprintf("%d-%d", i, p)
+			want = append(want, v)
+			prod.Produce(ctx, &kgo.Record{Partition: p, Value: []byte(v)}, func(r *kgo.Record, err error) {
+				if err != nil {
+					t.Errorf("produce %s: %v", r.Value, err)
+				}
+			})
+		}
+		if err := prod.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := prod.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			t.Fatalf("commit %d: %v", i, err)
+		}
+	}
+	txn(0)
+	fullISR(t, ctx, adm, "__transaction_state")
+	before := refused()
+	for i := 1; i < txns; i++ {
+		txn(i)
+	}
+	if n := refused() - before; n != 0 {
+		t.Errorf("%v produces answered NOT_ENOUGH_REPLICAS in %d transactions, with every ISR full", n, txns-1)
+	}
+	got := readCommitted(t, ctx, c, topic, len(want))
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("read_committed: %d records, want %d; %s", len(got), len(want), firstDiff(got, want))
+	}
+}

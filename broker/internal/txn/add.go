@@ -32,7 +32,9 @@ type addResult struct {
 // writes nothing; otherwise the transaction turns Ongoing (its start time
 // set when it was not) and the answer comes when the record is durable. A
 // verification answers NONE for a partition in the transaction and
-// INVALID_TXN_STATE for one that is not.
+// INVALID_TXN_STATE for one that is not, from the durable state: a write
+// of the id in flight does not make it CONCURRENT_TRANSACTIONS (see
+// checkVerify).
 func (c *Coordinator) AddPartitions(now time.Time, w Waiter, req *kmsg.AddPartitionsToTxnRequest, exists func(topic string, partition int32) bool) Output {
 	var out Output
 	var results []*addResult
@@ -90,16 +92,19 @@ func (c *Coordinator) addTxn(now time.Time, out *Output, id string, pid int64, e
 		return all(kerr.InvalidRequest)
 	}
 	t := c.txns[id]
-	if e := c.check(t, pid, epoch); e != nil {
-		return all(e)
-	}
 	if verify {
+		if e := c.checkVerify(t, pid, epoch); e != nil {
+			return all(e)
+		}
 		for i, tp := range parts {
 			if !t.has(tp) {
 				r.codes[i] = kerr.InvalidTxnState.Code
 			}
 		}
 		return r
+	}
+	if e := c.check(t, pid, epoch); e != nil {
+		return all(e)
 	}
 	if t.state == Ongoing && !slices.ContainsFunc(parts, func(tp TopicPartition) bool { return !t.has(tp) }) {
 		return r // all there already: nothing to write
@@ -133,6 +138,31 @@ func (c *Coordinator) check(t *txn, pid int64, epoch int16) *kerr.Error {
 		return nil
 	}
 	return kerr.InvalidTxnState
+}
+
+// checkVerify validates a partition leader's verification of producer
+// pid at epoch against t, as Kafka's handleVerifyPartitionsInTransaction:
+// it reads the durable state only, so a write of the id in flight does
+// not refuse it. That write either adds partitions, and the ones verified
+// are in the transaction already, or ends the transaction, whose markers
+// then reach every partition verified now and void a verification whose
+// batch is not yet appended (partition.VerificationGuard). Refusing it,
+// as a client's add is refused, turned every produce that raced with the
+// client's next AddPartitionsToTxn (franz-go sends one per broker) into a
+// retry. A pending epoch fence counts as done, as Kafka bumps the epoch
+// before it writes the fence. nil: the partitions can be checked.
+func (c *Coordinator) checkVerify(t *txn, pid int64, epoch int16) *kerr.Error {
+	switch {
+	case t == nil || !t.visible() || t.producerID != pid:
+		return kerr.InvalidProducerIDMapping
+	case t.epoch != epoch:
+		return kerr.ProducerFenced
+	case t.pending != nil && t.pending.to.state == PrepareAbort && t.pending.to.epoch != epoch:
+		return kerr.ProducerFenced // an epoch fence is being written
+	case t.state == PrepareCommit, t.state == PrepareAbort:
+		return kerr.ConcurrentTransactions
+	}
+	return nil
 }
 
 func addResponse(version int16, results []*addResult) *kmsg.AddPartitionsToTxnResponse {

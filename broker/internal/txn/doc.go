@@ -26,8 +26,9 @@
 //
 // A transition is pending until Written reports its record durable, as
 // Kafka's pendingState: the id's current state does not change, other
-// requests for it get CONCURRENT_TRANSACTIONS, and the request that caused
-// it is not answered. So a client never hears of a state (a producer id
+// requests for it get CONCURRENT_TRANSACTIONS (but a partition leader's
+// verification, KIP-890 part 1, is answered from the current state, as
+// Kafka answers it), and the request that caused it is not answered. So a client never hears of a state (a producer id
 // and epoch, an added partition, a commit) that a crash could lose, and
 // markers are only written for a decision that is durable. On failure the
 // id keeps its state and the request gets the error.

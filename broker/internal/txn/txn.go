@@ -152,8 +152,9 @@ type txn struct {
 	id string
 	meta
 	// pending is the transition whose record is being written: the
-	// coordinator answers CONCURRENT_TRANSACTIONS meanwhile, as Kafka does
-	// while pendingState is set.
+	// coordinator answers clients CONCURRENT_TRANSACTIONS meanwhile, as
+	// Kafka does while pendingState is set (a leader's verification
+	// reads the durable state: checkVerify).
 	pending *transit
 }
 
