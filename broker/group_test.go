@@ -504,3 +504,91 @@ func TestGroupOffsetsTopicCreatedOnDemand(t *testing.T) {
 		t.Fatalf("__consumer_offsets: %+v", md.Topics)
 	}
 }
+
+// TestGroupConcurrentJoinsSettle: four consumers of a new group start at
+// the same moment, round after round. Each joins twice (KIP-394: its
+// first JoinGroup gets a member id), so a member's second join often
+// comes last in a join phase already under way; that join must end the
+// phase, as Kafka's handleJoinGroup checks after every join. It used to
+// be added without the check, and the group waited out the rebalance
+// timeout (60 s, franz-go's default).
+func TestGroupConcurrentJoinsSettle(t *testing.T) {
+	b := brokertest.Start(t, groupSettings)
+	const topic, members, rounds = "settle", 4, 50
+	const rebalanceTimeout = 60 * time.Second
+	dialRaw(t, b.Addr()).createTopic(topic, members, nil)
+	adm := newAdmin(t, b)
+	for round := range rounds {
+		group := fmt.Sprintf("settle-%d", round)
+		// Well under the rebalance timeout: a join phase that waited
+		// for it fails the round.
+		ctx, cancel := context.WithTimeout(context.Background(), rebalanceTimeout/4)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		cls := make([]*kgo.Client, members)
+		for i := range cls {
+			wg.Go(func() {
+				<-start
+				cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic),
+					kgo.Balancers(kgo.RangeBalancer()), kgo.RebalanceTimeout(rebalanceTimeout),
+					// A Stable member hears of the next rebalance at its
+					// next heartbeat: keep that short.
+					kgo.HeartbeatInterval(50*time.Millisecond))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				cls[i] = cl
+				for ctx.Err() == nil { // a consumer polls while it is in the group
+					cl.PollFetches(ctx)
+				}
+			})
+		}
+		began := time.Now()
+		close(start)
+		var last string
+		settled := false
+		for !settled && ctx.Err() == nil {
+			settled, last = groupSettled(ctx, adm, group, topic, members)
+		}
+		took := time.Since(began)
+		cancel()
+		wg.Wait()
+		for _, cl := range cls {
+			if cl != nil {
+				cl.Close()
+			}
+		}
+		if !settled {
+			t.Fatalf("round %d: %d members starting together did not settle in %v (last: %s)", round, members, took, last)
+		}
+		t.Logf("round %d: settled in %v", round, took)
+	}
+}
+
+// groupSettled reports whether group is Stable with members members, each
+// assigned one partition of topic, and otherwise what it saw. It waits
+// 20 ms before answering no, so callers can poll it.
+func groupSettled(ctx context.Context, adm *kadm.Client, group, topic string, members int) (bool, string) {
+	gs, err := adm.DescribeGroups(ctx, group)
+	if err == nil {
+		err = gs.Error()
+	}
+	if err != nil {
+		return false, err.Error()
+	}
+	g := gs[group]
+	ok := g.State == "Stable" && len(g.Members) == members
+	for _, m := range g.Members {
+		a, _ := m.Assigned.AsConsumer()
+		ok = ok && a != nil && len(a.Topics) == 1 && a.Topics[0].Topic == topic && len(a.Topics[0].Partitions) == 1
+	}
+	if ok {
+		return true, ""
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(20 * time.Millisecond):
+	}
+	return false, fmt.Sprintf("state %s, %d members", g.State, len(g.Members))
+}

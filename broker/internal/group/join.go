@@ -75,6 +75,10 @@ func (c *Coordinator) join(now time.Time, w Waiter, cl Client, req *kmsg.JoinGro
 	} else {
 		c.joinKnown(now, g, w, m, req, &out)
 	}
+	// Any join may have been the last one the join phase waited for (a
+	// new member added, a KIP-394 id taken or dropped): check, as Kafka's
+	// handleJoinGroup does after every join while PreparingRebalance.
+	c.tryCompleteJoin(now, g, &out)
 	return out
 }
 
