@@ -17,14 +17,15 @@ import (
 // progress rather than to time, the faults spread over the copy whatever
 // its speed; but as each takes some 6 to 9 s (a member's session
 // timeout, a broker's restart and catch-up), a fast copy can end before
-// the last ones: the test requires minEach of each kind.
+// the last ones: the test requires minEach of each kind (and copies
+// more records without -race: recordsFactor).
 const (
 	faults            = 6
 	minEach           = 2
 	firstFault        = 0.05
-	lastFault         = 0.6
+	lastFault         = 0.45
 	minPause          = 300 * time.Millisecond
-	maxPause          = 2 * time.Second
+	maxPause          = time.Second
 	maxMemberDowntime = time.Second
 	maxBrokerDowntime = 2 * time.Second
 	recoverTimeout    = time.Minute
