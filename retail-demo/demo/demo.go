@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -399,18 +398,4 @@ func sortedRoles(roles map[string]bool) []string {
 		}
 	}
 	return out
-}
-
-// waitFor polls cond every interval until it holds or ctx ends.
-func waitFor(ctx context.Context, interval time.Duration, cond func() bool) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-	return nil
 }
